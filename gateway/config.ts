@@ -1,0 +1,35 @@
+import { z } from "zod";
+import {
+  httpUrl,
+  logLevel,
+  port,
+  positiveInt,
+  postgresUrl,
+  secret,
+} from "@printshop/shared/config";
+
+export const ConfigSchema = z.object({
+  PORT: port(8080),
+  HOST: z.string().default("127.0.0.1"),
+  ADMIN_PORT: port(8081),
+  ADMIN_HOST: z.string().default("127.0.0.1"),
+  PLATFORM_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  DATABASE_URL: postgresUrl(),
+  INTERNAL_SECRET: secret(),
+  QUOTES_URL: httpUrl(),
+  CATALOGUE_URL: httpUrl(),
+  CRM_URL: httpUrl(),
+  PROOFS_URL: httpUrl(),
+  WEBHOOKS_URL: httpUrl(),
+  PARTNER_JWKS_URL: httpUrl().optional(),
+  PARTNER_TOKEN_ISSUER: z.string().optional(),
+  PARTNER_TOKEN_AUDIENCE: z.string().optional(),
+  RATE_LIMIT_PER_MINUTE: positiveInt(600, 1_000_000),
+  PAGE_SIZE_MAX: positiveInt(200, 10_000),
+  MAX_BODY_BYTES: positiveInt(1_048_576, 100 * 1_048_576),
+  BULK_MAX_ROWS: positiveInt(1000, 100_000),
+  /** How long the gateway waits for a service before answering 503. */
+  PROXY_TIMEOUT_MS: positiveInt(30_000, 600_000),
+  LOG_LEVEL: logLevel(),
+});
+export type Config = z.output<typeof ConfigSchema>;

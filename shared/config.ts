@@ -1,0 +1,90 @@
+import { z } from "zod";
+
+/** Raised when the environment does not satisfy a process's configuration schema. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parses the environment against a zod object schema whose keys are variable names.
+ * Empty strings count as unset, so `VAR=` in compose or a shell falls back to the default.
+ */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Env): z.output<S> {
+  const cleaned: Env = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== "") cleaned[key] = value.trim();
+  }
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const name = issue?.path.join(".") || "configuration";
+    const received = cleaned[String(issue?.path[0] ?? "")];
+    const shown = received === undefined ? "unset" : `"${secretSafe(name, received)}"`;
+    throw new ConfigError(
+      `Invalid configuration: ${name} ${issue?.message ?? "is invalid"} (got ${shown})`,
+    );
+  }
+  return result.data;
+}
+
+/** Loads configuration for a process entry point; a bad value stops the process with one line. */
+export function loadConfigOrExit<S extends z.ZodObject>(
+  schema: S,
+  env: Env = Deno.env.toObject(),
+): z.output<S> {
+  try {
+    return loadConfig(schema, env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      Deno.exit(1);
+    }
+    throw error;
+  }
+}
+
+function secretSafe(name: string, value: string): string {
+  return /SECRET|TOKEN|PASSWORD|KEY|DATABASE_URL/.test(name) ? "<redacted>" : value;
+}
+
+// Building blocks shared by every process's schema, so a variable means the same everywhere.
+
+export const port = (fallback: number): z.ZodType<number> =>
+  z.coerce.number({ error: "must be a port number" }).int("must be a whole number")
+    .min(0, "must be between 0 and 65535").max(65535, "must be between 0 and 65535")
+    .default(fallback);
+
+export const positiveInt = (fallback: number, max = Number.MAX_SAFE_INTEGER): z.ZodType<number> =>
+  z.coerce.number({ error: "must be a number" }).int("must be a whole number")
+    .min(1, "must be at least 1").max(max, `must be at most ${max}`).default(fallback);
+
+export const httpUrl = (): z.ZodType<string> =>
+  z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).transform((u) =>
+    u.replace(/\/+$/, "")
+  );
+
+export const postgresUrl = (): z.ZodType<string> =>
+  z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL");
+
+export const secret = (): z.ZodType<string> =>
+  z.string().min(32, "must be at least 32 characters");
+
+export const bool = (fallback: boolean): z.ZodType<boolean> =>
+  z.enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .transform((v) => v === "true" || v === "1").default(fallback);
+
+export const logLevel = (): z.ZodType<"debug" | "info" | "warn" | "error"> =>
+  z.enum(["debug", "info", "warn", "error"], { error: "must be debug, info, warn or error" })
+    .default("info");
+
+/** Variables every service process reads. */
+export const serviceBaseConfig = {
+  PORT: port(8080),
+  HOST: z.string().default("127.0.0.1"),
+  DATABASE_URL: postgresUrl(),
+  INTERNAL_SECRET: secret(),
+  LOG_LEVEL: logLevel(),
+};

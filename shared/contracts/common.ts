@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { ERROR_CODES } from "../http/errors.ts";
+
+export const Uuid = z.uuid({ error: "Must be a UUID" });
+
+const isRealDate = (value: string): boolean => {
+  const date = new Date(`${value}T00:00:00.000Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+};
+
+/** A calendar date, `YYYY-MM-DD`, that exists (no 2026-02-30). */
+export const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "Must be a date as YYYY-MM-DD")
+  .refine(isRealDate, "Must be a real calendar date");
+
+export const DateTime = z.iso.datetime({ precision: 3 }).meta({
+  description: "RFC 3339 UTC with milliseconds",
+});
+
+/** A trimmed, non-empty string of bounded length. */
+export const Text = (max: number): z.ZodType<string> =>
+  z.string().trim().min(1, "Must not be empty").max(max, `Must be at most ${max} characters`);
+
+export const Email = z.email({ error: "Must be an email address" }).max(
+  320,
+  "Must be at most 320 characters",
+);
+
+export const ErrorEnvelope = z.object({
+  error: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES]),
+  message: z.string(),
+  status: z.literal(false),
+  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+}).meta({ id: "ErrorEnvelope" });
+
+export function successEnvelope<T extends z.ZodType>(data: T): z.ZodObject {
+  return z.object({ status: z.boolean(), message: z.string(), data });
+}
+
+/** Offset-list `data`: one page of items and the count of every matching row. */
+export function page<T extends z.ZodType>(item: T): z.ZodObject {
+  return z.object({ items: z.array(item), totalCount: z.int().min(0) });
+}
+
+export const SortDirection = z.enum(["asc", "desc"], { error: "Must be asc or desc" });
+
+/** Parses a non-negative integer query parameter. */
+export const NonNegativeIntParam = z.string().regex(/^\d{1,9}$/, "Must be a whole number ≥ 0")
+  .transform(Number);

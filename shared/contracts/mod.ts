@@ -1,0 +1,3 @@
+export * from "./common.ts";
+export * from "./quotes.ts";
+export * from "./account.ts";

@@ -1,0 +1,147 @@
+import postgres from "postgres";
+import type { Logger } from "../log.ts";
+import { withSpan } from "../telemetry.ts";
+
+export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
+/** Either the pool or an open transaction: stores take this so callers choose the boundary. */
+export type Queryable = postgres.Sql | postgres.TransactionSql;
+
+export interface ConnectOptions {
+  /** The service's own schema; every unqualified name resolves there. */
+  schema: string;
+  max?: number;
+  applicationName?: string;
+  /** Called once per statement; tests use it to count queries. */
+  onQuery?: (text: string) => void;
+}
+
+const DATE_OID = 1082;
+
+/** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
+export function connect(url: string, options: ConnectOptions): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    idle_timeout: 30,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: {
+      search_path: options.schema,
+      application_name: options.applicationName ?? options.schema,
+    },
+    types: {
+      date: {
+        to: DATE_OID,
+        from: [DATE_OID],
+        serialize: (value: string) => value,
+        parse: (value: string) => value,
+      },
+    },
+    debug: options.onQuery ? (_conn, text) => options.onQuery?.(text) : undefined,
+  });
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+/** Reads `NNNN_name.sql` files from a folder, in version order; a gap or duplicate is refused. */
+export async function readMigrations(dir: URL): Promise<Migration[]> {
+  const migrations: Migration[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !entry.name.endsWith(".sql")) continue;
+    const match = entry.name.match(MIGRATION_FILE);
+    if (!match) throw new Error(`Migration file "${entry.name}" is not named NNNN_name.sql`);
+    migrations.push({
+      version: Number(match[1]),
+      name: match[2]!,
+      sql: await Deno.readTextFile(new URL(entry.name, dir)),
+    });
+  }
+  migrations.sort((a, b) => a.version - b.version);
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) {
+      throw new Error(`Migrations must be numbered 0001, 0002, …; found ${m.version} at ${i + 1}`);
+    }
+  });
+  return migrations;
+}
+
+/**
+ * Applies pending migrations to a schema. A session advisory lock keyed on the schema makes
+ * concurrent replicas queue up, so each file runs exactly once; each file runs in its own
+ * transaction together with its bookkeeping row.
+ */
+export async function migrate(
+  sql: Sql,
+  schema: string,
+  migrations: Migration[],
+  logger?: Logger,
+): Promise<number[]> {
+  return await withSpan("db.migrate", { "db.schema": schema }, async () => {
+    const reserved = await sql.reserve();
+    const lockKey = `printshop.migrate.${schema}`;
+    try {
+      await reserved`SELECT pg_advisory_lock(hashtext(${lockKey}))`;
+      await reserved.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await reserved.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const rows = await reserved.unsafe<{ version: number }[]>(
+        `SELECT version FROM "${schema}".schema_migrations`,
+      );
+      const done = new Set(rows.map((r) => r.version));
+      const applied: number[] = [];
+      for (const migration of migrations) {
+        if (done.has(migration.version)) continue;
+        await reserved.unsafe("BEGIN");
+        try {
+          await reserved.unsafe(`SET LOCAL search_path TO "${schema}"`);
+          await reserved.unsafe(migration.sql);
+          await reserved.unsafe(
+            `INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, $2)`,
+            [migration.version, migration.name],
+          );
+          await reserved.unsafe("COMMIT");
+        } catch (error) {
+          await reserved.unsafe("ROLLBACK");
+          throw new Error(
+            `Migration ${schema}/${migration.version}_${migration.name} failed: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+          );
+        }
+        applied.push(migration.version);
+        logger?.info("migration applied", { schema, version: migration.version });
+      }
+      return applied;
+    } finally {
+      await reserved`SELECT pg_advisory_unlock(hashtext(${lockKey}))`.catch(() => {});
+      reserved.release();
+    }
+  });
+}
+
+/** Connects and migrates in one step, as every process entry point does at start. */
+export async function openDatabase(
+  url: string,
+  schema: string,
+  migrationsDir: URL,
+  logger?: Logger,
+  options: Omit<ConnectOptions, "schema"> = {},
+): Promise<Sql> {
+  const sql = connect(url, { ...options, schema });
+  await migrate(sql, schema, await readMigrations(migrationsDir), logger);
+  return sql;
+}
+
+/** True when the error is a Postgres unique violation (23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === "23505";
+}

@@ -1,0 +1,28 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export interface SuccessBody<T> {
+  status: boolean;
+  message: string;
+  data: T;
+}
+
+export function envelope<T>(data: T, message = "OK", status = true): SuccessBody<T> {
+  return { status, message, data };
+}
+
+/** Sends the success envelope; `status` in the body is the operation's own result (spec 2.1). */
+export function ok<T>(
+  c: Context,
+  data: T,
+  options: { message?: string; httpStatus?: ContentfulStatusCode; result?: boolean } = {},
+): Response {
+  return c.json(
+    envelope(data, options.message ?? "OK", options.result ?? true),
+    options.httpStatus ?? 200,
+  );
+}
+
+export function created<T>(c: Context, data: T, message: string): Response {
+  return ok(c, data, { message, httpStatus: 201 });
+}

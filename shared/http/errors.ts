@@ -1,0 +1,80 @@
+/** Stable error codes and the HTTP status each one is always sent with. */
+export const ERROR_CODES = {
+  validation_error: 400,
+  invalid_json: 400,
+  unauthenticated: 401,
+  insufficient_scope: 403,
+  forbidden: 403,
+  organization_not_allowed: 403,
+  not_found: 404,
+  route_not_found: 404,
+  conflict: 409,
+  idempotency_key_reused: 409,
+  idempotency_request_in_flight: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export type ErrorStatus = typeof ERROR_CODES[ErrorCode];
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  status: false;
+  details?: ErrorDetail[];
+}
+
+/**
+ * An expected failure that maps straight to an error envelope. Thrown from handlers and caught by
+ * the app's single onError; anything else becomes 500 internal_error.
+ */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: ErrorStatus;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = ERROR_CODES[code];
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { error: this.code, message: this.message, status: false };
+    if (this.details && this.details.length > 0) body.details = this.details;
+    return body;
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetail[]): ErrorBody {
+  return new ApiError(code, message, details).toBody();
+}
+
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+): Response {
+  return Response.json(errorBody(code, message, options.details), {
+    status: ERROR_CODES[code],
+    headers: options.headers,
+  });
+}
+
+export const notFound = (what: string, id: string): ApiError =>
+  new ApiError("not_found", `${what} "${id}" was not found`);
+
+export const validationError = (path: string, message: string): ApiError =>
+  new ApiError("validation_error", `Invalid ${path || "request"}: ${message}`, [{ path, message }]);
+
+export const conflict = (message: string): ApiError => new ApiError("conflict", message);

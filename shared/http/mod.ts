@@ -1,0 +1,3 @@
+export * from "./errors.ts";
+export * from "./envelope.ts";
+export * from "./validation.ts";

@@ -1,0 +1,80 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { ApiError, type ErrorDetail } from "./errors.ts";
+import { isUuid } from "../ids.ts";
+
+/** Turns zod issues into the `details` of a 400, one entry per offending path. */
+export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of issues) {
+    const base = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        details.push({ path: base ? `${base}.${key}` : key, message: `Unknown field "${key}"` });
+      }
+    } else {
+      details.push({ path: base, message: issue.message });
+    }
+  }
+  return details;
+}
+
+function summarise(where: string, details: ErrorDetail[]): string {
+  const first = details[0];
+  if (!first) return `Invalid ${where}`;
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return `Invalid ${where}: ${first.path ? `"${first.path}" ` : ""}${
+    first.message.charAt(0).toLowerCase() + first.message.slice(1)
+  }${more}`;
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const details = issuesToDetails(result.error.issues);
+    throw new ApiError("validation_error", summarise(where, details), details);
+  }
+  return result.data;
+}
+
+/** Parses raw text as JSON; a syntax error is 400 invalid_json, never a 500. */
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_json", "Request body is not valid JSON");
+  }
+}
+
+/** Reads and validates the JSON body of a request. An empty body counts as `{}`. */
+export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const text = await c.req.text();
+  const value = text.trim() === "" ? {} : parseJsonText(text);
+  return parseWith(schema, value, "request body");
+}
+
+/** Validates the query string; unknown parameters are refused so a typo never passes silently. */
+export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  const url = new URL(c.req.url);
+  const raw: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) {
+    if (key in raw) {
+      throw new ApiError("validation_error", `Invalid query: "${key}" is given more than once`, [
+        { path: key, message: "Given more than once" },
+      ]);
+    }
+    raw[key] = value;
+  }
+  return parseWith(schema, raw, "query");
+}
+
+/** A path id must be a UUID; anything else is a 400 naming the parameter. */
+export function readUuidParam(c: Context, name: string): string {
+  const value = c.req.param(name) ?? "";
+  if (!isUuid(value)) {
+    throw new ApiError("validation_error", `Invalid path: "${name}" must be a UUID`, [
+      { path: name, message: "Must be a UUID" },
+    ]);
+  }
+  return value.toLowerCase();
+}

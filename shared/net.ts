@@ -1,0 +1,36 @@
+/** Asks the OS for a free TCP port on loopback. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+export async function canConnect(port: number, hostname = "127.0.0.1"): Promise<boolean> {
+  try {
+    const conn = await Deno.connect({ hostname, port });
+    conn.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls until check() is true or the deadline passes. */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(intervalMs);
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+}

@@ -1,0 +1,143 @@
+import { Hono } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import type { Logger } from "./log.ts";
+import { ApiError, errorBody } from "./http/errors.ts";
+import { ok } from "./http/envelope.ts";
+import {
+  INTERNAL_CONTEXT_HEADER,
+  type InternalContext,
+  verifyInternalContext,
+} from "./internal_context.ts";
+import { type Owner, routesOf, toHonoPath } from "./routes.ts";
+import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
+import { COSTS_READ } from "./scopes.ts";
+
+export interface ServiceVariables {
+  requestId: string;
+  log: Logger;
+  auth: InternalContext;
+}
+
+export type ServiceEnv = { Variables: ServiceVariables };
+export type ServiceContext = Context<ServiceEnv>;
+
+export interface ServiceDefaultsOptions {
+  service: Owner;
+  logger: Logger;
+  /** HMAC key of INTERNAL_SECRET; services refuse /v1 requests without a valid context. */
+  contextKey: CryptoKey;
+  /** Extra readiness checks for /healthz, e.g. the database; throw to report unhealthy. */
+  ready?: () => Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id from the caller when it is sane, else a new one; echoed on every response. */
+export function requestIdOf(headers: Headers): string {
+  const given = headers.get("x-request-id");
+  return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+/**
+ * The one place that wires what every service needs: request ids, the request-scoped logger,
+ * a server span joined to the caller's trace, /healthz, internal-context verification, the
+ * route table's scope guards, and the mapping of errors to envelopes.
+ */
+export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceEnv> {
+  const app = new Hono<ServiceEnv>();
+  const { logger, contextKey } = options;
+
+  app.use("*", async (c, next) => {
+    const requestId = requestIdOf(c.req.raw.headers);
+    c.set("requestId", requestId);
+    c.set("log", logger.child({ requestId, traceId: currentTraceId(c.req.raw.headers) }));
+    const started = performance.now();
+    await withIncomingContext(c.req.raw.headers, () =>
+      withSpan(`${c.req.method} ${c.req.path}`, {
+        "http.request.method": c.req.method,
+        "url.path": c.req.path,
+        "service.name": options.service,
+      }, async (span) => {
+        await next();
+        span.setAttribute("http.response.status_code", c.res.status);
+      }, SpanKind.SERVER));
+    c.header("x-request-id", requestId);
+    const auth = c.get("auth") as InternalContext | undefined;
+    c.get("log").info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      organizationId: auth?.organizationId,
+    });
+  });
+
+  app.get("/healthz", async (c) => {
+    try {
+      await options.ready?.();
+      return ok(c, { service: options.service, status: "up" });
+    } catch (error) {
+      c.get("log").warn("health check failed", { error: String(error) });
+      return c.json(
+        errorBody("service_unavailable", `Service "${options.service}" is not ready`),
+        503,
+        { "Retry-After": "1" },
+      );
+    }
+  });
+
+  app.use("/v1/*", async (c, next) => {
+    const result = await verifyInternalContext(
+      contextKey,
+      c.req.method,
+      c.req.path,
+      c.req.header(INTERNAL_CONTEXT_HEADER),
+    );
+    if (!result.ok) {
+      c.get("log").warn("internal context refused", { reason: result.reason });
+      throw new ApiError("unauthenticated", "Request does not carry a valid internal context");
+    }
+    c.set("auth", result.context);
+    c.set("log", c.get("log").child({ organizationId: result.context.organizationId }));
+    await next();
+  });
+
+  for (const route of routesOf(options.service)) {
+    if (route.scope) app.on(route.method, toHonoPath(route.path), requireScope(route.scope));
+  }
+
+  app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));
+  app.onError((error, c) => errorToResponse(error, c));
+  return app;
+}
+
+export function requireScope(scope: string): MiddlewareHandler<ServiceEnv> {
+  return async (c, next) => {
+    if (!c.get("auth").scopes.includes(scope)) {
+      throw new ApiError("insufficient_scope", `This operation needs scope "${scope}"`);
+    }
+    await next();
+  };
+}
+
+/** Whether the caller may see cost fields. */
+export function canSeeCosts(c: ServiceContext): boolean {
+  return c.get("auth").scopes.includes(COSTS_READ);
+}
+
+/** Maps a thrown error to its envelope; the unexpected is logged and answered without detail. */
+export function errorToResponse(error: unknown, c: Context): Response {
+  if (error instanceof ApiError) {
+    return c.json(error.toBody(), error.status, error.headers);
+  }
+  const requestId = c.get("requestId") as string | undefined;
+  const log = c.get("log") as Logger | undefined;
+  log?.error("unhandled error", { error });
+  return c.json(
+    errorBody(
+      "internal_error",
+      `Unexpected server error${requestId ? ` (request id ${requestId})` : ""}`,
+    ),
+    500,
+  );
+}

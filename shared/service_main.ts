@@ -1,0 +1,63 @@
+import type { Hono } from "hono";
+import type { z } from "zod";
+import { loadConfigOrExit } from "./config.ts";
+import { createLogger, type Logger, type LogLevel } from "./log.ts";
+import { openDatabase, type Sql } from "./db/mod.ts";
+import { importContextKey } from "./internal_context.ts";
+import type { ServiceEnv } from "./service_defaults.ts";
+
+interface BaseConfig {
+  PORT: number;
+  HOST: string;
+  DATABASE_URL: string;
+  INTERNAL_SECRET: string;
+  LOG_LEVEL: LogLevel;
+}
+
+export interface ServiceDeps<C> {
+  config: C;
+  sql: Sql;
+  logger: Logger;
+  contextKey: CryptoKey;
+}
+
+export interface RunServiceOptions<S extends z.ZodObject> {
+  service: string;
+  configSchema: S;
+  migrations: URL;
+  buildApp: (deps: ServiceDeps<z.output<S>>) => Hono<ServiceEnv>;
+}
+
+/**
+ * Process entry shared by every service: validated config, migrated schema, HTTP server, and a
+ * graceful stop on SIGTERM/SIGINT (finish in-flight requests, then close the pool).
+ */
+export async function runService<S extends z.ZodObject>(
+  options: RunServiceOptions<S>,
+): Promise<void> {
+  const config = loadConfigOrExit(options.configSchema) as z.output<S> & BaseConfig;
+  const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: options.service } });
+  let sql: Sql;
+  try {
+    sql = await openDatabase(config.DATABASE_URL, options.service, options.migrations, logger, {
+      applicationName: options.service,
+    });
+  } catch (error) {
+    logger.error("database unavailable at start", { error: String(error) });
+    Deno.exit(1);
+  }
+  const contextKey = await importContextKey(config.INTERNAL_SECRET);
+  const app = options.buildApp({ config, sql, logger, contextKey });
+  const server = Deno.serve({
+    hostname: config.HOST,
+    port: config.PORT,
+    onListen: ({ hostname, port }) => logger.info("listening", { hostname, port }),
+  }, app.fetch);
+  const stop = async (): Promise<void> => {
+    await server.shutdown();
+    await sql.end({ timeout: 5 });
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", stop);
+  Deno.addSignalListener("SIGINT", stop);
+}

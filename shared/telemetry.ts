@@ -1,0 +1,72 @@
+import {
+  type Attributes,
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+
+/**
+ * Spans go through @opentelemetry/api only; Deno's built-in exporter (OTEL_DENO=true) supplies
+ * the SDK, so nothing is exported unless an operator turns it on.
+ */
+export const tracer = trace.getTracer("printshop");
+
+export { SpanKind };
+
+export async function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
+  return await tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+const getter = {
+  keys: (carrier: Headers): string[] => [...carrier.keys()],
+  get: (carrier: Headers, key: string): string | undefined => carrier.get(key) ?? undefined,
+};
+
+/** Runs fn inside the trace context carried by incoming headers (W3C traceparent). */
+export function withIncomingContext<T>(headers: Headers, fn: () => T): T {
+  return context.with(propagation.extract(context.active(), headers, getter), fn);
+}
+
+/**
+ * Writes the active trace context into outgoing headers. When no SDK is registered the API's
+ * propagator is a no-op, so the caller's own `traceparent` is passed through unchanged and the
+ * trace still joins up across processes.
+ */
+export function propagateTrace(incoming: Headers, outgoing: Headers): void {
+  for (const name of ["traceparent", "tracestate"]) {
+    const value = incoming.get(name);
+    if (value) outgoing.set(name, value);
+  }
+  propagation.inject(context.active(), outgoing, {
+    set: (carrier: Headers, key: string, value: string) => carrier.set(key, value),
+  });
+}
+
+/** Trace id for log correlation: from the active span, else from an incoming traceparent. */
+export function currentTraceId(headers?: Headers): string | undefined {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  if (spanContext && spanContext.traceId !== "00000000000000000000000000000000") {
+    return spanContext.traceId;
+  }
+  const parent = headers?.get("traceparent");
+  const match = parent?.match(/^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/);
+  return match?.[1];
+}
