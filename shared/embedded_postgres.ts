@@ -140,6 +140,7 @@ export async function startEmbeddedPostgres(
   const initialised = await Deno.stat(join(dataDir, "PG_VERSION")).then(() => true, () => false);
   if (!initialised) await initialise(binDir, dataDir, options.password);
 
+  await stopLeftoverServer(dataDir);
   const port = options.port || freePort();
   const settings = [
     "listen_addresses=127.0.0.1",
@@ -211,4 +212,28 @@ export async function startEmbeddedPostgres(
     return stopping;
   };
   return { url, port, dataDir, stop, ...(layout.note ? { note: layout.note } : {}) };
+}
+
+/**
+ * A supervisor killed without warning leaves its PostgreSQL running on the data directory; the
+ * next start would fail on the lock file. Such a server is ours, so it is stopped cleanly first.
+ */
+async function stopLeftoverServer(dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number((await Deno.readTextFile(join(dataDir, "postmaster.pid"))).split("\n")[0]);
+  } catch {
+    return;
+  }
+  const alive = async (): Promise<boolean> => {
+    try {
+      const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`);
+      return cmdline.includes("postgres") && cmdline.includes(dataDir);
+    } catch {
+      return false;
+    }
+  };
+  if (!Number.isInteger(pid) || pid <= 0 || !(await alive())) return;
+  Deno.kill(pid, "SIGINT");
+  await waitFor("the leftover PostgreSQL to stop", async () => !(await alive()), 30_000, 100);
 }

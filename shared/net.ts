@@ -1,9 +1,16 @@
-/** Asks the OS for a free TCP port on loopback. */
+const handedOut = new Set<number>();
+
+/** Asks the OS for a free TCP port on loopback, never the same one twice in this process. */
 export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
+  for (;;) {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = listener.addr as Deno.NetAddr;
+    listener.close();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export async function canConnect(port: number, hostname = "127.0.0.1"): Promise<boolean> {

@@ -12,9 +12,15 @@ import { type Owner, routesOf, toHonoPath } from "./routes.ts";
 import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
 import { COSTS_READ } from "./scopes.ts";
 
-export interface ServiceVariables {
+/** Variables every app (services and gateway) sets per request. */
+export interface RequestVariables {
   requestId: string;
   log: Logger;
+  /** Known once the caller is authenticated; included in the access log line. */
+  organizationId?: string;
+}
+
+export interface ServiceVariables extends RequestVariables {
   auth: InternalContext;
 }
 
@@ -47,30 +53,7 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
   const app = new Hono<ServiceEnv>();
   const { logger, contextKey } = options;
 
-  app.use("*", async (c, next) => {
-    const requestId = requestIdOf(c.req.raw.headers);
-    c.set("requestId", requestId);
-    c.set("log", logger.child({ requestId, traceId: currentTraceId(c.req.raw.headers) }));
-    const started = performance.now();
-    await withIncomingContext(c.req.raw.headers, () =>
-      withSpan(`${c.req.method} ${c.req.path}`, {
-        "http.request.method": c.req.method,
-        "url.path": c.req.path,
-        "service.name": options.service,
-      }, async (span) => {
-        await next();
-        span.setAttribute("http.response.status_code", c.res.status);
-      }, SpanKind.SERVER));
-    c.header("x-request-id", requestId);
-    const auth = c.get("auth") as InternalContext | undefined;
-    c.get("log").info("request", {
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-      organizationId: auth?.organizationId,
-    });
-  });
+  app.use("*", requestContext(options.service, logger));
 
   app.get("/healthz", async (c) => {
     try {
@@ -98,6 +81,7 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
       throw new ApiError("unauthenticated", "Request does not carry a valid internal context");
     }
     c.set("auth", result.context);
+    c.set("organizationId", result.context.organizationId);
     c.set("log", c.get("log").child({ organizationId: result.context.organizationId }));
     await next();
   });
@@ -109,6 +93,39 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));
   app.onError((error, c) => errorToResponse(error, c));
   return app;
+}
+
+/**
+ * Request id, request-scoped logger, a server span joined to the caller's trace, and one access
+ * log line per request (method, path, status, duration; never headers or bodies).
+ */
+export function requestContext(
+  service: Owner,
+  logger: Logger,
+): MiddlewareHandler<{ Variables: RequestVariables }> {
+  return async (c, next) => {
+    const requestId = requestIdOf(c.req.raw.headers);
+    c.set("requestId", requestId);
+    c.set("log", logger.child({ requestId, traceId: currentTraceId(c.req.raw.headers) }));
+    const started = performance.now();
+    await withIncomingContext(c.req.raw.headers, () =>
+      withSpan(`${c.req.method} ${c.req.path}`, {
+        "http.request.method": c.req.method,
+        "url.path": c.req.path,
+        "service.name": service,
+      }, async (span) => {
+        await next();
+        span.setAttribute("http.response.status_code", c.res.status);
+      }, SpanKind.SERVER));
+    c.header("x-request-id", requestId);
+    c.get("log").info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      organizationId: c.get("organizationId"),
+    });
+  };
 }
 
 export function requireScope(scope: string): MiddlewareHandler<ServiceEnv> {

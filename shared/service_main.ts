@@ -5,6 +5,7 @@ import { createLogger, type Logger, type LogLevel } from "./log.ts";
 import { openDatabase, type Sql } from "./db/mod.ts";
 import { importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
+import { onShutdown } from "./lifecycle.ts";
 
 interface BaseConfig {
   PORT: number;
@@ -53,11 +54,8 @@ export async function runService<S extends z.ZodObject>(
     port: config.PORT,
     onListen: ({ hostname, port }) => logger.info("listening", { hostname, port }),
   }, app.fetch);
-  const stop = async (): Promise<void> => {
+  onShutdown(async () => {
     await server.shutdown();
     await sql.end({ timeout: 5 });
-    Deno.exit(0);
-  };
-  Deno.addSignalListener("SIGTERM", stop);
-  Deno.addSignalListener("SIGINT", stop);
+  });
 }

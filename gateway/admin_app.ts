@@ -1,0 +1,141 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { Sql } from "@printshop/shared/db";
+import {
+  ApiError,
+  created,
+  errorBody,
+  notFound,
+  ok,
+  parseJsonText,
+  parseWith,
+  readUuidParam,
+} from "@printshop/shared/http";
+import { ALL_SCOPES, isScope } from "@printshop/shared/scopes";
+import type { Logger } from "@printshop/shared/log";
+import {
+  errorToResponse,
+  requestContext,
+  type RequestVariables,
+} from "@printshop/shared/service-defaults";
+import { Text } from "@printshop/shared/contracts";
+import { sameSecret } from "./domain/api_key.ts";
+import { readLimitedBody } from "./body.ts";
+import {
+  createOrganization,
+  findOrganization,
+  listOrganizations,
+  setRequestsPerMinute,
+} from "./store/organizations.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "./store/api_keys.ts";
+
+export interface AdminDeps {
+  sql: Sql;
+  logger: Logger;
+  adminToken: string;
+  defaultRequestsPerMinute: number;
+}
+
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+const Scopes = z.array(z.string()).min(1, "Give at least one scope").superRefine((scopes, ctx) => {
+  scopes.forEach((scope, i) => {
+    if (!isScope(scope)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [i],
+        message: `Unknown scope "${scope}"; known scopes: ${ALL_SCOPES.join(", ")}`,
+      });
+    }
+  });
+}).transform((scopes) => [...new Set(scopes)]);
+
+const CreateOrganizationBody = z.strictObject({ name: Text(200) });
+const CreateApiKeyBody = z.strictObject({ name: Text(200).optional(), scopes: Scopes });
+const SetLimitsBody = z.strictObject({
+  requestsPerMinute: z.int("Must be a whole number").min(1, "Must be at least 1")
+    .max(1_000_000, "Must be at most 1000000").nullable(),
+});
+
+async function body<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
+  const bytes = await readLimitedBody(request, ADMIN_BODY_LIMIT);
+  const text = bytes ? new TextDecoder().decode(bytes) : "";
+  return parseWith(schema, text.trim() === "" ? {} : parseJsonText(text), "request body");
+}
+
+/** The platform operator's API (operator-interface.md), on its own port and token. */
+export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariables }> {
+  const { sql } = deps;
+  const app = new Hono<{ Variables: RequestVariables }>();
+  app.use("*", requestContext("gateway", deps.logger.child({ component: "admin" })));
+  app.use("/admin/*", async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const token = header.startsWith("Bearer ") ? header.slice(7) : "";
+    if (!token || !(await sameSecret(token, deps.adminToken))) {
+      throw new ApiError("unauthenticated", "Missing or wrong platform admin token", undefined, {
+        "WWW-Authenticate": 'Bearer realm="printshop-admin"',
+      });
+    }
+    await next();
+  });
+
+  const limitsOf = (org: { id: string; requestsPerMinute: number | null }): unknown => ({
+    organizationId: org.id,
+    requestsPerMinute: org.requestsPerMinute,
+    effectiveRequestsPerMinute: org.requestsPerMinute ?? deps.defaultRequestsPerMinute,
+  });
+
+  app.post("/admin/organizations", async (c) => {
+    const input = await body(c.req.raw, CreateOrganizationBody);
+    const org = await createOrganization(sql, input.name);
+    return created(c, { id: org.id, name: org.name, createdAt: org.createdAt }, "Organization created");
+  });
+
+  app.get("/admin/organizations", async (c) => ok(c, await listOrganizations(sql)));
+
+  app.get("/admin/organizations/:orgId", async (c) => {
+    const orgId = readUuidParam(c, "orgId");
+    const org = await findOrganization(sql, orgId);
+    if (!org) throw notFound("Organization", orgId);
+    return ok(c, org);
+  });
+
+  app.post("/admin/organizations/:orgId/api-keys", async (c) => {
+    const orgId = readUuidParam(c, "orgId");
+    const input = await body(c.req.raw, CreateApiKeyBody);
+    if (!(await findOrganization(sql, orgId))) throw notFound("Organization", orgId);
+    const { record, token } = await createApiKey(sql, orgId, input.name ?? null, input.scopes);
+    return created(c, {
+      id: record.id,
+      apiKey: token,
+      name: record.name,
+      scopes: record.scopes,
+      createdAt: record.createdAt,
+    }, "API key created; it is shown only in this response");
+  });
+
+  app.get("/admin/organizations/:orgId/api-keys", async (c) => {
+    const orgId = readUuidParam(c, "orgId");
+    if (!(await findOrganization(sql, orgId))) throw notFound("Organization", orgId);
+    return ok(c, await listApiKeys(sql, orgId));
+  });
+
+  app.delete("/admin/api-keys/:keyId", async (c) => {
+    const keyId = readUuidParam(c, "keyId");
+    const record = await revokeApiKey(sql, keyId);
+    if (!record) throw notFound("API key", keyId);
+    return ok(c, { id: record.id, revokedAt: record.revokedAt }, { message: "API key revoked" });
+  });
+
+  app.put("/admin/organizations/:orgId/limits", async (c) => {
+    const orgId = readUuidParam(c, "orgId");
+    const input = await body(c.req.raw, SetLimitsBody);
+    const org = await setRequestsPerMinute(sql, orgId, input.requestsPerMinute);
+    if (!org) throw notFound("Organization", orgId);
+    return ok(c, limitsOf(org), { message: "Limits updated" });
+  });
+
+  app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));
+  app.onError((error, c) => errorToResponse(error, c));
+  return app;
+}

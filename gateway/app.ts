@@ -1,0 +1,104 @@
+import { Hono } from "hono";
+import type { Sql } from "@printshop/shared/db";
+import { ApiError, errorBody, ok } from "@printshop/shared/http";
+import type { Logger } from "@printshop/shared/log";
+import { RouteTable, type ServiceName, SERVICES } from "@printshop/shared/routes";
+import {
+  errorToResponse,
+  requestContext,
+  type RequestVariables,
+} from "@printshop/shared/service-defaults";
+import type { Config } from "./config.ts";
+import { authenticate, type Principal } from "./auth.ts";
+import { assertJson, readLimitedBody } from "./body.ts";
+import { proxyToService } from "./proxy.ts";
+import { describeCaller, describeLimits } from "./routes/account.ts";
+// DOCS_IMPORT
+import { checkServices } from "./health.ts";
+
+export interface GatewayDeps {
+  config: Config;
+  sql: Sql;
+  logger: Logger;
+  contextKey: CryptoKey;
+  fetch?: typeof fetch;
+}
+
+export type GatewayEnv = { Variables: RequestVariables & { principal?: Principal } };
+
+type LocalHandler = (principal: Principal) => unknown;
+
+export function serviceUrls(config: Config): Record<ServiceName, string> {
+  return {
+    quotes: config.QUOTES_URL,
+    catalogue: config.CATALOGUE_URL,
+    crm: config.CRM_URL,
+    proofs: config.PROOFS_URL,
+    webhooks: config.WEBHOOKS_URL,
+  };
+}
+
+/**
+ * The public gateway. Each /v1 request passes, in order: body limit (413), credential (401),
+ * organisation header (403), route lookup (404), scope (403), JSON check (400), then either a
+ * gateway-owned handler or the owning service with a signed internal context.
+ */
+export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
+  const { config, sql, contextKey } = deps;
+  const app = new Hono<GatewayEnv>();
+  const table = new RouteTable();
+  const urls = serviceUrls(config);
+  const local: Record<string, LocalHandler> = {
+    getMe: (principal) => describeCaller(principal),
+    getLimits: (principal) => describeLimits(config, principal),
+  };
+
+  app.use("*", requestContext("gateway", deps.logger));
+
+  app.get("/healthz", async (c) => {
+    const report = await checkServices(sql, urls, deps.fetch ?? fetch);
+    if (report.healthy) return ok(c, { services: report.services, database: report.database });
+    return c.json(
+      errorBody("service_unavailable", "Not every service is ready", report.problems),
+      503,
+      { "Retry-After": "5" },
+    );
+  });
+
+  // DOCS_ROUTE
+
+  app.all("/v1/*", async (c) => {
+    const body = await readLimitedBody(c.req.raw, config.MAX_BODY_BYTES);
+    const principal = await authenticate(sql, c.req.raw.headers);
+    c.set("principal", principal);
+    c.set("organizationId", principal.organizationId);
+    const match = table.match(c.req.method, c.req.path);
+    if (!match) {
+      throw new ApiError("route_not_found", `No endpoint ${c.req.method} ${c.req.path}`);
+    }
+    const { route } = match;
+    if (route.scope && !principal.scopes.includes(route.scope)) {
+      throw new ApiError("insufficient_scope", `This operation needs scope "${route.scope}"`);
+    }
+    if (body) assertJson(body);
+    if (route.service === "gateway") {
+      const handler = local[route.operationId];
+      if (!handler) throw new Error(`No gateway handler for ${route.operationId}`);
+      return ok(c, handler(principal));
+    }
+    return await proxyToService({ service: route.service, baseUrl: urls[route.service] }, c.req.raw, body, {
+      organizationId: principal.organizationId,
+      credentialKind: principal.credentialKind,
+      credentialId: principal.credentialId,
+      scopes: principal.scopes,
+      requestId: c.get("requestId"),
+      issuedAt: Date.now(),
+    }, { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch });
+  });
+
+  app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));
+  app.onError((error, c) => errorToResponse(error, c));
+  return app;
+}
+
+export { SERVICES };

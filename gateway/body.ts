@@ -1,0 +1,47 @@
+import { ApiError, parseJsonText } from "@printshop/shared/http";
+
+/**
+ * Reads a request body up to `maxBytes`, refusing as soon as the limit is crossed: a declared
+ * Content-Length over the limit is refused before reading, and a streamed body is cut off at the
+ * first chunk past it, so an endless body is never buffered.
+ */
+export async function readLimitedBody(
+  request: Request,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
+  if (!request.body) return null;
+  const tooLarge = (): ApiError =>
+    new ApiError("payload_too_large", `Request body exceeds the limit of ${maxBytes} bytes`);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) {
+    await request.body.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+/** Refuses a body that is not JSON before it reaches a service. */
+export function assertJson(body: Uint8Array): void {
+  const text = new TextDecoder().decode(body);
+  if (text.trim() === "") return;
+  parseJsonText(text);
+}

@@ -1,0 +1,27 @@
+import type { Config } from "../config.ts";
+import type { Principal } from "../auth.ts";
+
+/** Body of GET /v1/me. */
+export function describeCaller(principal: Principal): unknown {
+  return {
+    organization: { id: principal.organizationId, name: principal.organizationName },
+    credential: { kind: principal.credentialKind, id: principal.credentialId },
+    scopes: [...principal.scopes].sort(),
+  };
+}
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
+export const WEBHOOK_SECRET_OVERLAP_HOURS = 48;
+
+/** Body of GET /v1/reference/limits: the values in force for this caller right now. */
+export function describeLimits(config: Config, principal: Principal): unknown {
+  const requestsPerMinute = principal.requestsPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
+  return {
+    pageSizeMax: config.PAGE_SIZE_MAX,
+    bulkMaxRows: config.BULK_MAX_ROWS,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    idempotencyKeyMaxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+    rateLimit: { requestsPerMinute, burst: requestsPerMinute },
+    webhookSecretOverlapHours: WEBHOOK_SECRET_OVERLAP_HOURS,
+  };
+}

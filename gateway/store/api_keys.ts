@@ -1,0 +1,94 @@
+import type { Queryable } from "@printshop/shared/db";
+import { uuidv7 } from "@printshop/shared/ids";
+import { generateApiKey, hashSecret } from "../domain/api_key.ts";
+
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  name: string | null;
+  scopes: string[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  organization_id: string;
+  name: string | null;
+  scopes: string[];
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
+  id: row.id,
+  organizationId: row.organization_id,
+  name: row.name,
+  scopes: row.scopes,
+  createdAt: row.created_at.toISOString(),
+  revokedAt: row.revoked_at?.toISOString() ?? null,
+});
+
+/** Issues a key; the returned token is the only time the secret exists outside the caller. */
+export async function createApiKey(
+  sql: Queryable,
+  organizationId: string,
+  name: string | null,
+  scopes: string[],
+): Promise<{ record: ApiKeyRecord; token: string }> {
+  const key = generateApiKey();
+  const hash = await hashSecret(key.secret);
+  const [row] = await sql<ApiKeyRow[]>`
+    INSERT INTO api_keys (id, organization_id, name, lookup, secret_hash, scopes)
+    VALUES (${uuidv7()}, ${organizationId}, ${name}, ${key.lookup}, ${hash}, ${scopes})
+    RETURNING id, organization_id, name, scopes, created_at, revoked_at`;
+  return { record: toRecord(row!), token: key.token };
+}
+
+export interface KeyForAuth {
+  id: string;
+  organizationId: string;
+  organizationName: string;
+  requestsPerMinute: number | null;
+  scopes: string[];
+  secretHash: Uint8Array;
+}
+
+export async function findActiveKey(sql: Queryable, lookup: string): Promise<KeyForAuth | null> {
+  const [row] = await sql<{
+    id: string;
+    organization_id: string;
+    organization_name: string;
+    requests_per_minute: number | null;
+    scopes: string[];
+    secret_hash: Uint8Array;
+  }[]>`
+    SELECT k.id, k.organization_id, o.name AS organization_name, o.requests_per_minute,
+           k.scopes, k.secret_hash
+    FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+    WHERE k.lookup = ${lookup} AND k.revoked_at IS NULL`;
+  if (!row) return null;
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    organizationName: row.organization_name,
+    requestsPerMinute: row.requests_per_minute,
+    scopes: row.scopes,
+    secretHash: new Uint8Array(row.secret_hash),
+  };
+}
+
+export async function listApiKeys(sql: Queryable, organizationId: string): Promise<ApiKeyRecord[]> {
+  const rows = await sql<ApiKeyRow[]>`
+    SELECT id, organization_id, name, scopes, created_at, revoked_at FROM api_keys
+    WHERE organization_id = ${organizationId} ORDER BY id`;
+  return rows.map(toRecord);
+}
+
+/** Revokes a key; revoking twice keeps the first revocation time. Null when no such key. */
+export async function revokeApiKey(sql: Queryable, id: string): Promise<ApiKeyRecord | null> {
+  const [row] = await sql<ApiKeyRow[]>`
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    RETURNING id, organization_id, name, scopes, created_at, revoked_at`;
+  return row ? toRecord(row) : null;
+}

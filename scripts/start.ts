@@ -1,0 +1,142 @@
+/**
+ * `deno task start`: the whole platform on one machine. Embedded PostgreSQL unless DATABASE_URL
+ * is set, every service and the gateway as its own process, generated secrets kept in DATA_DIR,
+ * and on an empty database a demo organisation with a key holding every scope.
+ */
+import { z } from "zod";
+import { join, resolve } from "node:path";
+import { loadConfigOrExit, logLevel, port, postgresUrl } from "../shared/config.ts";
+import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
+import { connect } from "../shared/db/mod.ts";
+import { launchStack } from "../shared/launcher.ts";
+import { ALL_SCOPES } from "../shared/scopes.ts";
+
+const StartConfig = z.object({
+  DATA_DIR: z.string().default("./.data"),
+  DATABASE_URL: postgresUrl().optional(),
+  PORT: port(8080),
+  HOST: z.string().default("127.0.0.1"),
+  ADMIN_PORT: port(8081),
+  PLATFORM_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  INTERNAL_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  LOG_LEVEL: logLevel(),
+});
+const config = loadConfigOrExit(StartConfig);
+const dataDir = resolve(config.DATA_DIR);
+await Deno.mkdir(dataDir, { recursive: true });
+
+interface Secrets {
+  internalSecret: string;
+  adminToken: string;
+  postgresPassword: string;
+}
+
+const random = (bytes: number): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+
+async function loadSecrets(): Promise<Secrets> {
+  const file = join(dataDir, "secrets.json");
+  try {
+    return JSON.parse(await Deno.readTextFile(file)) as Secrets;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const secrets = { internalSecret: random(32), adminToken: random(32), postgresPassword: random(24) };
+  await Deno.writeTextFile(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  return secrets;
+}
+
+const say = (line: string): void => console.error(`[start] ${line}`);
+const secrets = await loadSecrets();
+const adminToken = config.PLATFORM_ADMIN_TOKEN ?? secrets.adminToken;
+
+let stopDatabase = async (): Promise<void> => {};
+let databaseUrl = config.DATABASE_URL;
+if (!databaseUrl) {
+  const pg = await startEmbeddedPostgres({
+    dataDir: join(dataDir, "postgres"),
+    password: secrets.postgresPassword,
+    logFile: join(dataDir, "postgres.log"),
+  });
+  if (pg.note) say(`note: ${pg.note}`);
+  stopDatabase = pg.stop;
+  const admin = connect(pg.url, { schema: "public", max: 1 });
+  const [exists] = await admin`SELECT 1 FROM pg_database WHERE datname = 'printshop'`;
+  if (!exists) await admin.unsafe("CREATE DATABASE printshop");
+  await admin.end();
+  const url = new URL(pg.url);
+  url.pathname = "/printshop";
+  databaseUrl = url.toString();
+  say(`embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.dataDir})`);
+}
+
+let shuttingDown = false;
+const shutdown = async (code: number): Promise<never> => {
+  if (!shuttingDown) {
+    shuttingDown = true;
+    say("stopping…");
+    await stack?.stop();
+    await stopDatabase();
+    say("stopped");
+  }
+  Deno.exit(code);
+};
+
+let stack: Awaited<ReturnType<typeof launchStack>> | undefined;
+// Children started so far watch our stdin pipe, so an exit here, mid-launch, also stops them.
+Deno.addSignalListener("SIGINT", () => void shutdown(0));
+Deno.addSignalListener("SIGTERM", () => void shutdown(0));
+try {
+  stack = await launchStack({
+    databaseUrl,
+    internalSecret: config.INTERNAL_SECRET ?? secrets.internalSecret,
+    adminToken,
+    host: config.HOST,
+    gatewayPort: config.PORT,
+    adminPort: config.ADMIN_PORT,
+    env: { LOG_LEVEL: config.LOG_LEVEL },
+    onUnexpectedExit: (name, code) => {
+      say(`${name} exited with code ${code}; stopping everything`);
+      void shutdown(1);
+    },
+  });
+} catch (error) {
+  say(`could not start: ${error instanceof Error ? error.message : String(error)}`);
+  await shutdown(1);
+}
+
+const adminCall = async (method: string, path: string, body?: unknown): Promise<unknown> => {
+  const res = await fetch(`${stack!.adminUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json() as { data: unknown };
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}`);
+  return json.data;
+};
+
+const lines = [
+  `Gateway:   ${stack!.gatewayUrl}   (API reference: ${stack!.gatewayUrl}/docs)`,
+  `Admin API: ${stack!.adminUrl}`,
+  config.PLATFORM_ADMIN_TOKEN
+    ? "Admin token: from PLATFORM_ADMIN_TOKEN"
+    : `Admin token: ${adminToken}   (kept in ${join(dataDir, "secrets.json")})`,
+];
+const organizations = await adminCall("GET", "/admin/organizations") as unknown[];
+if (organizations.length === 0) {
+  const org = await adminCall("POST", "/admin/organizations", { name: "Demo Print Shop" }) as {
+    id: string;
+  };
+  const key = await adminCall("POST", `/admin/organizations/${org.id}/api-keys`, {
+    name: "demo",
+    scopes: ALL_SCOPES,
+  }) as { apiKey: string };
+  lines.push(
+    `Demo organisation: ${org.id}`,
+    `Demo API key (every scope; shown once): ${key.apiKey}`,
+    `Try: curl -H 'X-API-Key: ${key.apiKey}' ${stack!.gatewayUrl}/v1/me`,
+  );
+}
+console.log(["", ...lines, "", "Press Ctrl-C to stop.", ""].join("\n"));

@@ -1,0 +1,3 @@
+export * from "./db.ts";
+export * from "./stack.ts";
+export * from "./service.ts";
