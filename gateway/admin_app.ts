@@ -88,7 +88,11 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
   app.post("/admin/organizations", async (c) => {
     const input = await body(c.req.raw, CreateOrganizationBody);
     const org = await createOrganization(sql, input.name);
-    return created(c, { id: org.id, name: org.name, createdAt: org.createdAt }, "Organization created");
+    return created(
+      c,
+      { id: org.id, name: org.name, createdAt: org.createdAt },
+      "Organization created",
+    );
   });
 
   app.get("/admin/organizations", async (c) => ok(c, await listOrganizations(sql)));

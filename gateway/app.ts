@@ -13,7 +13,7 @@ import { authenticate, type Principal } from "./auth.ts";
 import { assertJson, readLimitedBody } from "./body.ts";
 import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
-// DOCS_IMPORT
+import { docsRoutes } from "./routes/docs.ts";
 import { checkServices } from "./health.ts";
 
 export interface GatewayDeps {
@@ -65,14 +65,15 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     );
   });
 
-  // DOCS_ROUTE
+  app.route("/", docsRoutes());
 
   app.all("/v1/*", async (c) => {
     const body = await readLimitedBody(c.req.raw, config.MAX_BODY_BYTES);
     const principal = await authenticate(sql, c.req.raw.headers);
     c.set("principal", principal);
     c.set("organizationId", principal.organizationId);
-    const match = table.match(c.req.method, c.req.path);
+    // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
+    const match = table.match(c.req.method, new URL(c.req.url).pathname);
     if (!match) {
       throw new ApiError("route_not_found", `No endpoint ${c.req.method} ${c.req.path}`);
     }
@@ -86,14 +87,20 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       if (!handler) throw new Error(`No gateway handler for ${route.operationId}`);
       return ok(c, handler(principal));
     }
-    return await proxyToService({ service: route.service, baseUrl: urls[route.service] }, c.req.raw, body, {
-      organizationId: principal.organizationId,
-      credentialKind: principal.credentialKind,
-      credentialId: principal.credentialId,
-      scopes: principal.scopes,
-      requestId: c.get("requestId"),
-      issuedAt: Date.now(),
-    }, { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch });
+    return await proxyToService(
+      { service: route.service, baseUrl: urls[route.service] },
+      c.req.raw,
+      body,
+      {
+        organizationId: principal.organizationId,
+        credentialKind: principal.credentialKind,
+        credentialId: principal.credentialId,
+        scopes: principal.scopes,
+        requestId: c.get("requestId"),
+        issuedAt: Date.now(),
+      },
+      { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch },
+    );
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));

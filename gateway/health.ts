@@ -22,7 +22,9 @@ export async function checkServices(
   const problems: ErrorDetail[] = [];
   const probe = async (name: ServiceName, url: string): Promise<[string, ComponentState]> => {
     try {
-      const res = await fetcher(`${url}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+      const res = await fetcher(`${url}/healthz`, {
+        signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+      });
       await res.body?.cancel();
       if (res.ok) return [name, "up"];
       problems.push({ path: `services.${name}`, message: `Answered HTTP ${res.status}` });

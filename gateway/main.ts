@@ -11,9 +11,15 @@ const config = loadConfigOrExit(ConfigSchema);
 const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: "gateway" } });
 let sql: Sql;
 try {
-  sql = await openDatabase(config.DATABASE_URL, "gateway", new URL("./migrations/", import.meta.url), logger, {
-    applicationName: "gateway",
-  });
+  sql = await openDatabase(
+    config.DATABASE_URL,
+    "gateway",
+    new URL("./migrations/", import.meta.url),
+    logger,
+    {
+      applicationName: "gateway",
+    },
+  );
 } catch (error) {
   logger.error("database unavailable at start", { error: String(error) });
   Deno.exit(1);
@@ -26,16 +32,19 @@ const publicServer = Deno.serve({
   onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "public" }),
 }, createGatewayApp({ config, sql, logger, contextKey }).fetch);
 
-const adminServer = Deno.serve({
-  hostname: config.ADMIN_HOST,
-  port: config.ADMIN_PORT,
-  onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "admin" }),
-}, createAdminApp({
-  sql,
-  logger,
-  adminToken: config.PLATFORM_ADMIN_TOKEN,
-  defaultRequestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
-}).fetch);
+const adminServer = Deno.serve(
+  {
+    hostname: config.ADMIN_HOST,
+    port: config.ADMIN_PORT,
+    onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "admin" }),
+  },
+  createAdminApp({
+    sql,
+    logger,
+    adminToken: config.PLATFORM_ADMIN_TOKEN,
+    defaultRequestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  }).fetch,
+);
 
 onShutdown(async () => {
   await Promise.all([publicServer.shutdown(), adminServer.shutdown()]);

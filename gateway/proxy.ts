@@ -1,7 +1,7 @@
 import { ApiError } from "@printshop/shared/http";
 import {
-  type InternalContext,
   INTERNAL_CONTEXT_HEADER,
+  type InternalContext,
   signInternalContext,
 } from "@printshop/shared/internal-context";
 import type { ServiceName } from "@printshop/shared/routes";

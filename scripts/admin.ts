@@ -63,7 +63,11 @@ if (values.help || !command) {
 let request: { method: string; path: string; body?: unknown };
 switch (command) {
   case "create-org":
-    request = { method: "POST", path: "/admin/organizations", body: { name: need(values.name, "name") } };
+    request = {
+      method: "POST",
+      path: "/admin/organizations",
+      body: { name: need(values.name, "name") },
+    };
     break;
   case "list-orgs":
     request = { method: "GET", path: "/admin/organizations" };

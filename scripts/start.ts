@@ -42,7 +42,11 @@ async function loadSecrets(): Promise<Secrets> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const secrets = { internalSecret: random(32), adminToken: random(32), postgresPassword: random(24) };
+  const secrets = {
+    internalSecret: random(32),
+    adminToken: random(32),
+    postgresPassword: random(24),
+  };
   await Deno.writeTextFile(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
   return secrets;
 }

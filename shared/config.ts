@@ -22,7 +22,8 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Env): z.output
     const issue = result.error.issues[0];
     const name = issue?.path.join(".") || "configuration";
     const received = cleaned[String(issue?.path[0] ?? "")];
-    const shown = received === undefined ? "unset" : `"${secretSafe(name, received)}"`;
+    // JSON quoting keeps the message on one line whatever the value holds.
+    const shown = received === undefined ? "unset" : JSON.stringify(secretSafe(name, received));
     throw new ConfigError(
       `Invalid configuration: ${name} ${issue?.message ?? "is invalid"} (got ${shown})`,
     );
@@ -69,8 +70,7 @@ export const httpUrl = (): z.ZodType<string> =>
 export const postgresUrl = (): z.ZodType<string> =>
   z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL");
 
-export const secret = (): z.ZodType<string> =>
-  z.string().min(32, "must be at least 32 characters");
+export const secret = (): z.ZodType<string> => z.string().min(32, "must be at least 32 characters");
 
 export const bool = (fallback: boolean): z.ZodType<boolean> =>
   z.enum(["true", "false", "1", "0"], { error: "must be true or false" })

@@ -2,6 +2,7 @@ import { initdb as initdbPath, postgres as postgresPath } from "@embedded-postgr
 import { dirname, join, resolve } from "node:path";
 import { freePort, waitFor } from "./net.ts";
 import { connect } from "./db/mod.ts";
+import { copyToFile } from "./lifecycle.ts";
 
 /**
  * Runs a real PostgreSQL server from the npm package's binaries. PostgreSQL refuses to run as
@@ -146,9 +147,7 @@ export async function startEmbeddedPostgres(
     "listen_addresses=127.0.0.1",
     "unix_socket_directories=",
     "max_connections=400",
-    ...(options.ephemeral
-      ? ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
-      : []),
+    ...(options.ephemeral ? ["fsync=off", "synchronous_commit=off", "full_page_writes=off"] : []),
   ];
   const [cmd, ...args] = [
     ...asPostgres(),
@@ -161,37 +160,40 @@ export async function startEmbeddedPostgres(
   ];
   const logPath = options.logFile ?? join(dirname(resolve(options.dataDir)), "postgres.log");
   await Deno.mkdir(dirname(logPath), { recursive: true });
-  const openLog = (): Promise<Deno.FsFile> => Deno.open(logPath, { create: true, append: true });
   const child = new Deno.Command(cmd!, {
     args,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const pipes = Promise.all([
-    openLog().then((f) => child.stdout.pipeTo(f.writable)).catch(() => {}),
-    openLog().then((f) => child.stderr.pipeTo(f.writable)).catch(() => {}),
-  ]);
+  const pipes = Promise.all([copyToFile(child.stdout, logPath), copyToFile(child.stderr, logPath)]);
   let exited = false;
   const status = child.status.then((s) => {
     exited = true;
     return s;
   });
 
-  const url = `postgres://${PG_USER}:${encodeURIComponent(options.password)}@127.0.0.1:${port}/postgres`;
+  const url = `postgres://${PG_USER}:${
+    encodeURIComponent(options.password)
+  }@127.0.0.1:${port}/postgres`;
   try {
-    await waitFor("PostgreSQL to accept connections", async () => {
-      if (exited) throw new Error(`PostgreSQL exited at start; see ${logPath}`);
-      const sql = connect(url, { schema: "public", max: 1 });
-      try {
-        await sql`SELECT 1`;
-        return true;
-      } catch {
-        return false;
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
-    }, 30_000, 100);
+    await waitFor(
+      "PostgreSQL to accept connections",
+      async () => {
+        if (exited) throw new Error(`PostgreSQL exited at start; see ${logPath}`);
+        const sql = connect(url, { schema: "public", max: 1 });
+        try {
+          await sql`SELECT 1`;
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await sql.end({ timeout: 1 });
+        }
+      },
+      30_000,
+      100,
+    );
   } catch (error) {
     if (!exited) child.kill("SIGKILL");
     throw error;

@@ -1,6 +1,6 @@
-import { SERVICES, type ServiceName } from "./routes.ts";
+import { type ServiceName, SERVICES } from "./routes.ts";
 import { freePort, sleep } from "./net.ts";
-import { SUPERVISED_ENV } from "./lifecycle.ts";
+import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 
 /**
  * Starts the five services and the gateway as separate processes, each on its own port, and
@@ -118,16 +118,8 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   let stopping = false;
   let running = false;
   const processes: StackProcess[] = [];
-  const spawn = async (name: ServiceName | "gateway", url: string): Promise<StackProcess> => {
-    let stdout: "inherit" | "piped" = "inherit";
-    let logFile: Deno.FsFile | undefined;
-    if (options.logDir) {
-      logFile = await Deno.open(`${options.logDir}/${name}.log`, {
-        create: true,
-        append: true,
-      });
-      stdout = "piped";
-    }
+  const spawn = (name: ServiceName | "gateway", url: string): StackProcess => {
+    const stdout = options.logDir ? "piped" : "inherit";
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...PERMISSIONS, new URL(ENTRY[name], ROOT).pathname],
       cwd: new URL(".", ROOT).pathname,
@@ -138,11 +130,10 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       stdout,
       stderr: stdout,
     }).spawn();
-    if (logFile) {
-      const file = logFile;
-      const second = await Deno.open(`${options.logDir}/${name}.log`, { append: true });
-      child.stdout.pipeTo(file.writable).catch(() => {});
-      child.stderr.pipeTo(second.writable).catch(() => {});
+    if (options.logDir) {
+      const path = `${options.logDir}/${name}.log`;
+      void copyToFile(child.stdout, path);
+      void copyToFile(child.stderr, path);
     }
     const proc: StackProcess = { name, url, child, exited: false };
     child.status.then((status) => {
@@ -156,10 +147,8 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
 
   const logHint = options.logDir ? ` (see ${options.logDir})` : "";
   const start = async (name: ServiceName | "gateway"): Promise<StackProcess> => {
-    const url = name === "gateway"
-      ? `http://${connectHost}:${gatewayPort}`
-      : serviceUrls[name];
-    const proc = await spawn(name, url);
+    const url = name === "gateway" ? `http://${connectHost}:${gatewayPort}` : serviceUrls[name];
+    const proc = spawn(name, url);
     await waitHealthy(proc, logHint);
     return proc;
   };

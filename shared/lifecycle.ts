@@ -24,3 +24,16 @@ export function onShutdown(stop: () => Promise<void>): void {
     })();
   }
 }
+
+/**
+ * Copies a child's output into a file as it arrives. (`pipeTo(file.writable)` holds chunks back
+ * until the stream ends, which would leave logs empty while a process runs.)
+ */
+export async function copyToFile(stream: ReadableStream<Uint8Array>, path: string): Promise<void> {
+  using file = await Deno.open(path, { create: true, append: true });
+  try {
+    for await (const chunk of stream) await file.write(chunk);
+  } catch {
+    // the child went away mid-write; nothing left to copy
+  }
+}

@@ -21,6 +21,8 @@ export async function writeEvent(tx: Queryable, event: NewEvent): Promise<string
   await tx`
     INSERT INTO outbox (id, organization_id, type, aggregate_id, payload, traceparent)
     VALUES (${id}, ${event.organizationId}, ${event.type}, ${event.aggregateId},
-            ${tx.json(event.payload as Parameters<typeof tx.json>[0])}, ${carrier.traceparent ?? null})`;
+            ${tx.json(event.payload as Parameters<typeof tx.json>[0])}, ${
+    carrier.traceparent ?? null
+  })`;
   return id;
 }

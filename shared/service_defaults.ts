@@ -73,7 +73,8 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
     const result = await verifyInternalContext(
       contextKey,
       c.req.method,
-      c.req.path,
+      // The raw path, exactly as the gateway signed it (c.req.path is percent-decoded).
+      new URL(c.req.url).pathname,
       c.req.header(INTERNAL_CONTEXT_HEADER),
     );
     if (!result.ok) {

@@ -47,10 +47,17 @@ export interface Migration {
   sql: string;
 }
 
+/** The file name a migration came from, as an operator would look for it. */
+export function migrationFile(migration: Migration): string {
+  return `${String(migration.version).padStart(4, "0")}_${migration.name}.sql`;
+}
+
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
 /** Reads `NNNN_name.sql` files from a folder, in version order; a gap or duplicate is refused. */
 export async function readMigrations(dir: URL): Promise<Migration[]> {
+  // Without a trailing slash, relative URLs would resolve against the parent folder.
+  if (!dir.pathname.endsWith("/")) dir = new URL(`${dir.href}/`);
   const migrations: Migration[] = [];
   for await (const entry of Deno.readDir(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".sql")) continue;
@@ -112,7 +119,7 @@ export async function migrate(
         } catch (error) {
           await reserved.unsafe("ROLLBACK");
           throw new Error(
-            `Migration ${schema}/${migration.version}_${migration.name} failed: ${
+            `Migration ${schema}/${migrationFile(migration)} failed: ${
               error instanceof Error ? error.message : String(error)
             }`,
           );

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { z } from "zod";
+import type { z } from "zod";
 import { ApiError, type ErrorDetail } from "./errors.ts";
 import { isUuid } from "../ids.ts";
 
@@ -28,7 +28,41 @@ function summarise(where: string, details: ErrorDetail[]): string {
   }${more}`;
 }
 
-export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+/**
+ * PostgreSQL text cannot hold U+0000, so a NUL anywhere in the input is refused here, once for
+ * every endpoint, instead of surfacing as a database error.
+ */
+function findNul(value: unknown, path: string[] = []): string | null {
+  if (typeof value === "string") return value.includes("\0") ? path.join(".") : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...path, String(i)]);
+      if (found !== null) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findNul(key, path) ?? findNul(item, [...path, key]);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+export function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  where: string,
+): z.output<S> {
+  const nulAt = findNul(value);
+  if (nulAt !== null) {
+    throw new ApiError(
+      "validation_error",
+      `Invalid ${where}: text must not contain NUL characters`,
+      [
+        { path: nulAt, message: "Must not contain NUL characters" },
+      ],
+    );
+  }
   const result = schema.safeParse(value);
   if (!result.success) {
     const details = issuesToDetails(result.error.issues);
@@ -58,7 +92,7 @@ export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<
   const url = new URL(c.req.url);
   const raw: Record<string, string> = {};
   for (const [key, value] of url.searchParams) {
-    if (key in raw) {
+    if (Object.hasOwn(raw, key)) {
       throw new ApiError("validation_error", `Invalid query: "${key}" is given more than once`, [
         { path: key, message: "Given more than once" },
       ]);

@@ -11,7 +11,13 @@ export interface TestStack extends RunningStack {
   /** Creates an organisation and a key; `scopes` defaults to every scope. */
   tenant(scopes?: readonly string[], name?: string): Promise<Tenant>;
   /** Sends a request to the gateway with the given key. */
-  call(key: string | null, method: string, path: string, body?: unknown, headers?: HeadersInit): Promise<Response>;
+  call(
+    key: string | null,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: HeadersInit,
+  ): Promise<Response>;
   /** Every line the processes have logged so far. */
   logs(): Promise<string>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -55,7 +61,9 @@ export async function startTestStack(
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json = await res.json();
-    if (!res.ok) throw new Error(`admin ${method} ${path} → ${res.status}: ${JSON.stringify(json)}`);
+    if (!res.ok) {
+      throw new Error(`admin ${method} ${path} → ${res.status}: ${JSON.stringify(json)}`);
+    }
     return json as T;
   };
   const stop = async (): Promise<void> => {
@@ -85,7 +93,11 @@ export async function startTestStack(
       return fetch(`${stack.gatewayUrl}${path}`, {
         method,
         headers: h,
-        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+        body: body === undefined
+          ? undefined
+          : typeof body === "string"
+          ? body
+          : JSON.stringify(body),
       });
     },
     async logs() {

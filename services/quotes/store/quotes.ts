@@ -3,7 +3,14 @@ import type { CreateQuoteBody, ListQuotesQuery, Quote } from "@printshop/shared/
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
-import { GROUP_COLUMNS, type GroupRow, QUOTE_COLUMNS, type QuoteRow, toGroup, toQuote } from "./rows.ts";
+import {
+  GROUP_COLUMNS,
+  type GroupRow,
+  QUOTE_COLUMNS,
+  type QuoteRow,
+  toGroup,
+  toQuote,
+} from "./rows.ts";
 
 const SORT_COLUMNS: Record<NonNullable<ListQuotesQuery["sortField"]>, string> = {
   createdAt: "created_at",

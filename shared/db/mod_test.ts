@@ -1,0 +1,273 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createTestDatabase } from "@printshop/shared/testing";
+import { connect, migrate, type Migration, readMigrations, type Sql } from "./mod.ts";
+
+/** A temporary folder holding the given files, as a directory URL (trailing slash). */
+async function migrationDir(files: Record<string, string>): Promise<{ url: URL; path: string }> {
+  const path = await Deno.makeTempDir({ prefix: "printshop-migrations-" });
+  for (const [name, text] of Object.entries(files)) {
+    await Deno.writeTextFile(join(path, name), text);
+  }
+  return { url: pathToFileURL(`${path}/`), path };
+}
+
+async function withMigrationDir(
+  files: Record<string, string>,
+  fn: (url: URL) => Promise<void>,
+): Promise<void> {
+  const dir = await migrationDir(files);
+  try {
+    await fn(dir.url);
+  } finally {
+    await Deno.remove(dir.path, { recursive: true });
+  }
+}
+
+Deno.test("readMigrations() reads NNNN_name.sql files in version order", async () => {
+  await withMigrationDir({
+    "0002_second.sql": "SELECT 2;",
+    "0001_first.sql": "SELECT 1;",
+    "0003_third_one.sql": "SELECT 3;",
+    "README.md": "not a migration",
+  }, async (url) => {
+    const migrations = await readMigrations(url);
+    assert.deepEqual(migrations, [
+      { version: 1, name: "first", sql: "SELECT 1;" },
+      { version: 2, name: "second", sql: "SELECT 2;" },
+      { version: 3, name: "third_one", sql: "SELECT 3;" },
+    ]);
+  });
+});
+
+Deno.test("readMigrations() reads the folder it is given, with or without a trailing slash", async () => {
+  // The folder is listed from `dir`, so its files must be read from `dir` too, not from its
+  // parent (a URL without a trailing slash resolves names against the parent folder).
+  const parent = await Deno.makeTempDir({ prefix: "printshop-migrations-parent-" });
+  try {
+    await Deno.mkdir(join(parent, "migrations"));
+    await Deno.writeTextFile(join(parent, "migrations", "0001_init.sql"), "SELECT 'right';");
+    await Deno.writeTextFile(join(parent, "0001_init.sql"), "SELECT 'wrong file';");
+    const withSlash = await readMigrations(pathToFileURL(join(parent, "migrations") + "/"));
+    assert.equal(withSlash[0]?.sql, "SELECT 'right';");
+    const withoutSlash = await readMigrations(pathToFileURL(join(parent, "migrations")));
+    assert.equal(withoutSlash[0]?.sql, "SELECT 'right';");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("readMigrations() refuses a badly named file and names it", async (t) => {
+  for (const bad of ["1_init.sql", "0002-init.sql", "0002_Init.sql", "0002_.sql", "00002_x.sql"]) {
+    await t.step(bad, async () => {
+      await withMigrationDir({ "0001_init.sql": "SELECT 1;", [bad]: "SELECT 2;" }, async (url) => {
+        await assert.rejects(
+          () => readMigrations(url),
+          (error: Error) =>
+            error.message.includes(`"${bad}"`) && /NNNN_name\.sql/.test(error.message),
+        );
+      });
+    });
+  }
+});
+
+Deno.test("readMigrations() refuses a numbering gap, a duplicate and a missing first file", async (t) => {
+  const cases: Record<string, Record<string, string>> = {
+    "a gap": { "0001_a.sql": "", "0003_c.sql": "" },
+    "a duplicate version": { "0001_a.sql": "", "0001_b.sql": "", "0002_c.sql": "" },
+    "no 0001": { "0002_b.sql": "", "0003_c.sql": "" },
+    "a 0000": { "0000_zero.sql": "", "0001_a.sql": "" },
+  };
+  for (const [name, files] of Object.entries(cases)) {
+    await t.step(name, async () => {
+      await withMigrationDir(files, async (url) => {
+        await assert.rejects(() => readMigrations(url), /Migrations must be numbered 0001, 0002/);
+      });
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+
+const COUNTER_MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "create",
+    // Not IF NOT EXISTS: running this file twice fails.
+    sql: `CREATE TABLE widgets (id integer PRIMARY KEY);
+          CREATE TABLE runs (migration integer NOT NULL);
+          INSERT INTO runs VALUES (1);`,
+  },
+  {
+    version: 2,
+    name: "more",
+    sql: `CREATE TABLE gadgets (id integer PRIMARY KEY);
+          INSERT INTO runs VALUES (2);`,
+  },
+];
+
+Deno.test("migrate() applies each file once, records it, and is a no-op the second time", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "app", max: 2 });
+  try {
+    assert.deepEqual(await migrate(sql, "app", COUNTER_MIGRATIONS), [1, 2]);
+    const recorded = await sql<{ version: number; name: string }[]>`
+      SELECT version, name FROM app.schema_migrations ORDER BY version`;
+    assert.deepEqual(recorded.map((r) => ({ ...r })), [
+      { version: 1, name: "create" },
+      { version: 2, name: "more" },
+    ]);
+    // Unqualified names in a migration land in the schema it was run for.
+    const tables = await sql<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'app'
+      ORDER BY table_name`;
+    assert.deepEqual(tables.map((r) => r.table_name), [
+      "gadgets",
+      "runs",
+      "schema_migrations",
+      "widgets",
+    ]);
+
+    assert.deepEqual(await migrate(sql, "app", COUNTER_MIGRATIONS), []);
+    const runs = await sql<{ migration: number }[]>`SELECT migration FROM app.runs ORDER BY 1`;
+    assert.deepEqual(runs.map((r) => r.migration), [1, 2]);
+
+    // A later file is applied on top of what is there.
+    const third: Migration = { version: 3, name: "third", sql: "INSERT INTO runs VALUES (3);" };
+    assert.deepEqual(await migrate(sql, "app", [...COUNTER_MIGRATIONS, third]), [3]);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("migrate() from several pools at the same time applies each file exactly once", async () => {
+  const db = await createTestDatabase();
+  const pools = Array.from({ length: 4 }, () => connect(db.url, { schema: "app", max: 2 }));
+  try {
+    const results = await Promise.all(pools.map((sql) => migrate(sql, "app", COUNTER_MIGRATIONS)));
+    // Exactly one of them did the work; the others found it done.
+    assert.deepEqual(results.flat().sort(), [1, 2], JSON.stringify(results));
+    const runs = await pools[0]!<{ migration: number }[]>`
+      SELECT migration FROM app.runs ORDER BY 1`;
+    assert.deepEqual(runs.map((r) => r.migration), [1, 2]);
+    const [{ count }] = await pools[0]!<[{ count: number }]>`
+      SELECT count(*)::int AS count FROM app.schema_migrations`;
+    assert.equal(count, 2);
+  } finally {
+    await Promise.all(pools.map((sql) => sql.end()));
+    await db.drop();
+  }
+});
+
+const HALF_DONE = {
+  "0001_good.sql": "CREATE TABLE good (id integer);",
+  "0002_half_done.sql": `CREATE TABLE partial (id integer);
+                         INSERT INTO partial VALUES (1);
+                         SELECT 1 / 0;`,
+};
+
+/** Migrates HALF_DONE read from disk and returns the error it fails with. */
+async function failingMigration(sql: Sql): Promise<Error> {
+  let failure: Error | undefined;
+  await withMigrationDir(HALF_DONE, async (url) => {
+    const migrations = await readMigrations(url);
+    failure = await migrate(sql, "app", migrations).then(
+      () => assert.fail("a failing migration was reported as applied"),
+      (e: Error) => e,
+    );
+  });
+  return failure!;
+}
+
+Deno.test("migrate() rolls a failing file back entirely and keeps the files before it", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "app", max: 2 });
+  const other = connect(db.url, { schema: "app", max: 1 });
+  try {
+    const error = await failingMigration(sql);
+    assert.match(error.message, /division by zero/, "the database's reason is kept");
+
+    const tables = await sql<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'app'
+      ORDER BY table_name`;
+    assert.deepEqual(
+      tables.map((r) => r.table_name),
+      ["good", "schema_migrations"],
+      "the failed file left nothing behind, the good one before it stays",
+    );
+    const versions = await sql<{ version: number }[]>`SELECT version FROM app.schema_migrations`;
+    assert.deepEqual(versions.map((r) => r.version), [1]);
+
+    // The lock is released: another pool can migrate (here with a fixed file) without waiting.
+    const fixed: Migration[] = [
+      { version: 1, name: "good", sql: "CREATE TABLE good (id integer);" },
+      { version: 2, name: "half_done", sql: "CREATE TABLE partial (id integer);" },
+    ];
+    assert.deepEqual(await migrate(other, "app", fixed), [2]);
+  } finally {
+    await sql.end();
+    await other.end();
+    await db.drop();
+  }
+});
+
+Deno.test("migrate() names the failing file as it is on disk", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "app", max: 2 });
+  try {
+    const error = await failingMigration(sql);
+    // An operator greps the migrations folder for what the error says.
+    assert.ok(
+      error.message.includes("0002_half_done"),
+      `the error should name the file 0002_half_done.sql, got: ${error.message}`,
+    );
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("connect() returns dates as YYYY-MM-DD strings and takes them as strings", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "app", max: 1 });
+  try {
+    await migrate(sql, "app", [{
+      version: 1,
+      name: "dates",
+      sql: "CREATE TABLE events (day date NOT NULL, at timestamptz NOT NULL DEFAULT now());",
+    }]);
+    await sql`INSERT INTO events (day) VALUES (${"2024-02-29"})`;
+    const [row] = await sql<{ day: unknown; at: unknown }[]>`SELECT day, at FROM events`;
+    assert.equal(row?.day, "2024-02-29", "no timezone shift, no Date object");
+    assert.ok(row?.at instanceof Date, "timestamps are still Dates");
+
+    const [computed] = await sql<{ d: unknown }[]>`SELECT '1999-12-31'::date AS d`;
+    assert.equal(computed?.d, "1999-12-31");
+
+    const [list] = await sql<{ days: unknown }[]>`
+      SELECT ARRAY['2024-01-01'::date, '2024-12-31'::date] AS days`;
+    assert.deepEqual(list?.days, ["2024-01-01", "2024-12-31"]);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("connect() resolves unqualified names in the given schema", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "billing", max: 1 });
+  try {
+    await migrate(sql, "billing", [{
+      version: 1,
+      name: "t",
+      sql: "CREATE TABLE invoices (n integer); INSERT INTO invoices VALUES (7);",
+    }]);
+    const [row] = await sql<{ n: number }[]>`SELECT n FROM invoices`;
+    assert.equal(row?.n, 7);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});

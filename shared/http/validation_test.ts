@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { z } from "zod";
+import { errorToResponse } from "@printshop/shared/service-defaults";
+import { ok } from "./envelope.ts";
+import { readBody, readQuery, readUuidParam } from "./validation.ts";
+
+const Address = z.strictObject({ city: z.string(), zip: z.string().optional() });
+const Body = z.strictObject({
+  name: z.string().optional(),
+  address: Address.optional(),
+  lines: z.array(z.strictObject({ quantity: z.int().min(1, "Must be at least 1") })).optional(),
+});
+const Query = z.strictObject({ limit: z.string().optional(), sort: z.string().optional() });
+
+function app(): Hono {
+  const app = new Hono();
+  app.post("/things", async (c) => ok(c, await readBody(c, Body)));
+  app.get("/things", (c) => ok(c, readQuery(c, Query)));
+  app.get("/things/:thingId", (c) => ok(c, { id: readUuidParam(c, "thingId") }));
+  app.onError((error, c) => errorToResponse(error, c));
+  return app;
+}
+
+interface Envelope {
+  status: boolean;
+  message: string;
+  data?: unknown;
+  error?: string;
+  details?: { path: string; message: string }[];
+}
+
+async function post(body: string | undefined): Promise<{ status: number; body: Envelope }> {
+  const response = await app().request("/things", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function get(path: string): Promise<{ status: number; body: Envelope }> {
+  const response = await app().request(path);
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("readBody() refuses an unknown field with a 400 naming it", async () => {
+  const { status, body } = await post(JSON.stringify({ name: "x", colour: "red" }));
+  assert.equal(status, 400);
+  assert.equal(body.error, "validation_error");
+  assert.equal(body.status, false);
+  assert.deepEqual(body.details, [{ path: "colour", message: 'Unknown field "colour"' }]);
+  assert.match(body.message, /^Invalid request body: "colour" unknown field "colour"$/);
+});
+
+Deno.test("readBody() joins a nested path with dots", async (t) => {
+  await t.step("a wrong type inside an object", async () => {
+    const { status, body } = await post(JSON.stringify({ address: { city: 7 } }));
+    assert.equal(status, 400);
+    assert.equal(body.error, "validation_error");
+    assert.deepEqual(body.details?.map((d) => d.path), ["address.city"]);
+    assert.match(body.message, /"address\.city"/);
+  });
+
+  await t.step("an unknown field inside an object", async () => {
+    const { body } = await post(JSON.stringify({ address: { city: "Leeds", county: "Y" } }));
+    assert.deepEqual(body.details, [{ path: "address.county", message: 'Unknown field "county"' }]);
+  });
+
+  await t.step("an array index is a path segment", async () => {
+    const { body } = await post(JSON.stringify({ lines: [{ quantity: 1 }, { quantity: 0 }] }));
+    assert.deepEqual(body.details, [{ path: "lines.1.quantity", message: "Must be at least 1" }]);
+  });
+
+  await t.step("every problem is listed, the message counts the rest", async () => {
+    const { body } = await post(JSON.stringify({ name: 1, extra: true, address: {} }));
+    assert.deepEqual(body.details?.map((d) => d.path).sort(), ["address.city", "extra", "name"]);
+    assert.match(body.message, /\(and 2 more\)$/);
+  });
+});
+
+Deno.test("readBody() answers malformed JSON with 400 invalid_json, not 500", async () => {
+  for (const text of ["{", '{"name": }', "{'name': 'x'}", "undefined", "{}garbage"]) {
+    const { status, body } = await post(text);
+    assert.equal(status, 400, text);
+    assert.deepEqual(body, {
+      error: "invalid_json",
+      message: "Request body is not valid JSON",
+      status: false,
+    }, text);
+  }
+});
+
+Deno.test("readBody() counts an empty body as {}", async () => {
+  for (const text of [undefined, "", "  \n\t "]) {
+    const { status, body } = await post(text);
+    assert.equal(status, 200, JSON.stringify(text));
+    assert.deepEqual(body, { status: true, message: "OK", data: {} });
+  }
+});
+
+Deno.test("readBody() refuses JSON that is not an object as a validation error", async () => {
+  for (const text of ["null", "[]", '"text"', "42"]) {
+    const { status, body } = await post(text);
+    assert.equal(status, 400, text);
+    assert.equal(body.error, "validation_error", text);
+  }
+});
+
+Deno.test("readQuery() refuses unknown and repeated parameters", async (t) => {
+  await t.step("known parameters pass through", async () => {
+    const { status, body } = await get("/things?limit=5&sort=name");
+    assert.equal(status, 200);
+    assert.deepEqual(body.data, { limit: "5", sort: "name" });
+  });
+
+  await t.step("an unknown parameter is named", async () => {
+    const { status, body } = await get("/things?limit=5&limt=5");
+    assert.equal(status, 400);
+    assert.equal(body.error, "validation_error");
+    assert.deepEqual(body.details, [{ path: "limt", message: 'Unknown field "limt"' }]);
+    assert.match(body.message, /^Invalid query: "limt"/);
+  });
+
+  await t.step("a repeated parameter is named", async () => {
+    const { status, body } = await get("/things?sort=name&sort=date");
+    assert.equal(status, 400);
+    assert.equal(body.error, "validation_error");
+    assert.deepEqual(body.details, [{ path: "sort", message: "Given more than once" }]);
+    assert.match(body.message, /"sort" is given more than once/);
+  });
+
+  await t.step("a parameter named like an Object property, given once, is unknown", async () => {
+    // Given once, it is not repeated; it must be refused as unknown like any other typo.
+    for (const name of ["constructor", "toString", "__proto__"]) {
+      const { status, body } = await get(`/things?${name}=1`);
+      assert.equal(status, 400, name);
+      assert.deepEqual(body.details, [{ path: name, message: `Unknown field "${name}"` }], name);
+    }
+  });
+
+  await t.step("a repeated parameter is refused even with an empty value", async () => {
+    const { status, body } = await get("/things?sort=&sort=");
+    assert.equal(status, 400);
+    assert.deepEqual(body.details?.map((d) => d.path), ["sort"]);
+  });
+});
+
+Deno.test("readUuidParam() refuses a non-UUID and normalises case", async (t) => {
+  await t.step("not a UUID → 400 naming the parameter", async () => {
+    for (const id of ["123", "not-a-uuid", "0190b1c2-3d4e-7f00-8a00-0000000000a", "facets"]) {
+      const { status, body } = await get(`/things/${id}`);
+      assert.equal(status, 400, id);
+      assert.equal(body.error, "validation_error");
+      assert.deepEqual(body.details, [{ path: "thingId", message: "Must be a UUID" }]);
+      assert.match(body.message, /"thingId" must be a UUID/);
+    }
+  });
+
+  await t.step("an upper-case UUID is accepted and lower-cased", async () => {
+    const { status, body } = await get("/things/0190B1C2-3D4E-7F00-8A00-0000000000AA");
+    assert.equal(status, 200);
+    assert.deepEqual(body.data, { id: "0190b1c2-3d4e-7f00-8a00-0000000000aa" });
+  });
+});

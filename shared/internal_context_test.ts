@@ -1,0 +1,229 @@
+import assert from "node:assert/strict";
+import {
+  importContextKey,
+  INTERNAL_CONTEXT_MAX_AGE_MS,
+  type InternalContext,
+  signInternalContext,
+  verifyInternalContext,
+} from "./internal_context.ts";
+
+const SECRET = "internal-secret-for-tests-0123456789abcdef";
+const METHOD = "POST";
+const PATH = "/v1/quotes/0190b1c2-0000-7000-8000-000000000001/groups";
+
+function context(overrides: Partial<InternalContext> = {}): InternalContext {
+  return {
+    organizationId: "0190b1c2-0000-7000-8000-0000000000aa",
+    credentialKind: "tenant_key",
+    credentialId: "0190b1c2-0000-7000-8000-0000000000bb",
+    scopes: ["quotes.read", "quotes.write"],
+    requestId: "req-123",
+    issuedAt: Date.now(),
+    ...overrides,
+  };
+}
+
+function base64Url(text: string): string {
+  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): string {
+  return atob(
+    text.replaceAll("-", "+").replaceAll("_", "/") + "=".repeat((4 - text.length % 4) % 4),
+  );
+}
+
+Deno.test("verifyInternalContext() accepts what signInternalContext() produced", async (t) => {
+  const key = await importContextKey(SECRET);
+
+  await t.step("the context comes back unchanged", async () => {
+    const sent = context({ credentialKind: "partner", scopes: ["proofs.approve"] });
+    const header = await signInternalContext(key, METHOD, PATH, sent);
+    const result = await verifyInternalContext(key, METHOD, PATH, header);
+    assert.deepEqual(result, { ok: true, context: sent });
+  });
+
+  await t.step("the header is two base64url parts, safe to put in an HTTP header", async () => {
+    const header = await signInternalContext(key, METHOD, PATH, context({ requestId: "ü?/+=" }));
+    assert.match(header, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  });
+
+  await t.step("the method's case does not matter", async () => {
+    const header = await signInternalContext(key, "post", PATH, context());
+    assert.equal((await verifyInternalContext(key, "POST", PATH, header)).ok, true);
+  });
+
+  await t.step(
+    "a key imported from the same secret verifies it (gateway and service)",
+    async () => {
+      const header = await signInternalContext(key, METHOD, PATH, context());
+      const serviceKey = await importContextKey(SECRET);
+      assert.equal((await verifyInternalContext(serviceKey, METHOD, PATH, header)).ok, true);
+    },
+  );
+});
+
+Deno.test("verifyInternalContext() refuses a forged or tampered header as bad_signature", async (t) => {
+  const key = await importContextKey(SECRET);
+  const header = await signInternalContext(key, METHOD, PATH, context());
+  const [payload, mac] = header.split(".") as [string, string];
+
+  await t.step("signed with another secret", async () => {
+    const otherKey = await importContextKey("another-secret-of-at-least-32-characters!");
+    const forged = await signInternalContext(otherKey, METHOD, PATH, context());
+    assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, forged), {
+      ok: false,
+      reason: "bad_signature",
+    });
+  });
+
+  await t.step("a made-up signature of the right length", async () => {
+    const fake = base64Url(String.fromCharCode(...new Uint8Array(32)));
+    assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, `${payload}.${fake}`), {
+      ok: false,
+      reason: "bad_signature",
+    });
+  });
+
+  await t.step(
+    "the payload altered after signing (more scopes, another organisation)",
+    async () => {
+      const original = JSON.parse(fromBase64Url(payload)) as InternalContext;
+      for (
+        const altered of [
+          { ...original, scopes: [...original.scopes, "costs.read"] },
+          { ...original, organizationId: "0190b1c2-0000-7000-8000-0000000000cc" },
+        ]
+      ) {
+        const tampered = `${base64Url(JSON.stringify(altered))}.${mac}`;
+        assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, tampered), {
+          ok: false,
+          reason: "bad_signature",
+        });
+      }
+    },
+  );
+
+  await t.step("replayed with another method", async () => {
+    assert.deepEqual(await verifyInternalContext(key, "GET", PATH, header), {
+      ok: false,
+      reason: "bad_signature",
+    });
+  });
+
+  await t.step("replayed against another path", async () => {
+    for (const path of ["/v1/quotes", `${PATH}/`, PATH.replace("0001", "0002")]) {
+      assert.deepEqual(await verifyInternalContext(key, METHOD, path, header), {
+        ok: false,
+        reason: "bad_signature",
+      }, path);
+    }
+  });
+});
+
+Deno.test("verifyInternalContext() refuses a stale or future issuedAt as stale", async (t) => {
+  const key = await importContextKey(SECRET);
+  const now = 1_750_000_000_000;
+  const at = async (issuedAt: number) =>
+    await verifyInternalContext(
+      key,
+      METHOD,
+      PATH,
+      await signInternalContext(key, METHOD, PATH, context({ issuedAt })),
+      now,
+    );
+
+  await t.step("older than the maximum age", async () => {
+    assert.deepEqual(await at(now - INTERNAL_CONTEXT_MAX_AGE_MS - 1), {
+      ok: false,
+      reason: "stale",
+    });
+    assert.deepEqual(await at(now - 10 * INTERNAL_CONTEXT_MAX_AGE_MS), {
+      ok: false,
+      reason: "stale",
+    });
+  });
+
+  await t.step("from further in the future than the maximum age", async () => {
+    assert.deepEqual(await at(now + INTERNAL_CONTEXT_MAX_AGE_MS + 1), {
+      ok: false,
+      reason: "stale",
+    });
+  });
+
+  await t.step("within the window either way it is accepted", async () => {
+    assert.equal((await at(now - INTERNAL_CONTEXT_MAX_AGE_MS)).ok, true);
+    assert.equal((await at(now - 1_000)).ok, true);
+    assert.equal((await at(now + 1_000)).ok, true);
+  });
+
+  await t.step("a signed context without a numeric issuedAt is stale", async () => {
+    const noTime = { ...context() } as Partial<InternalContext>;
+    delete noTime.issuedAt;
+    const header = await signInternalContext(key, METHOD, PATH, noTime as InternalContext);
+    assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, header, now), {
+      ok: false,
+      reason: "stale",
+    });
+    const textTime = await signInternalContext(
+      key,
+      METHOD,
+      PATH,
+      context({ issuedAt: String(now) as unknown as number }),
+    );
+    assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, textTime, now), {
+      ok: false,
+      reason: "stale",
+    });
+  });
+});
+
+Deno.test("verifyInternalContext() refuses a missing or malformed header", async (t) => {
+  const key = await importContextKey(SECRET);
+  const header = await signInternalContext(key, METHOD, PATH, context());
+  const [payload, mac] = header.split(".") as [string, string];
+
+  await t.step("missing", async () => {
+    for (const value of [undefined, null, ""]) {
+      assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, value), {
+        ok: false,
+        reason: "missing",
+      });
+    }
+  });
+
+  await t.step("not two dot-separated parts", async () => {
+    for (const value of [payload, `${header}.`, `${header}.extra`, "a.b.c"]) {
+      assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, value), {
+        ok: false,
+        reason: "malformed",
+      }, value);
+    }
+  });
+
+  await t.step("a signature that is not base64url", async () => {
+    for (const badMac of ["not base64!", `${mac}=`, "a+b/", "x"]) {
+      assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, `${payload}.${badMac}`), {
+        ok: false,
+        reason: "malformed",
+      }, badMac);
+    }
+  });
+
+  await t.step("a correctly signed payload that is not JSON", async () => {
+    // Only the key holder can produce this; it must still be refused cleanly, not throw.
+    const garbage = base64Url("{not json");
+    const sig = new Uint8Array(
+      await crypto.subtle.sign(
+        "HMAC",
+        key,
+        new TextEncoder().encode(`${METHOD}\n${PATH}\n${garbage}`),
+      ),
+    );
+    const value = `${garbage}.${base64Url(String.fromCharCode(...sig))}`;
+    assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, value), {
+      ok: false,
+      reason: "malformed",
+    });
+  });
+});
