@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "./limits.ts";
 import { ErrorEnvelope, successEnvelope } from "./contracts/common.ts";
 import { ERROR_CODES, type ErrorCode, type ErrorStatus } from "./http/errors.ts";
 import { type HttpMethod, type RouteDef, ROUTES } from "./routes.ts";
@@ -78,7 +79,6 @@ export interface OpenApiDocument {
 
 const SCHEMA_REF = "#/components/schemas/";
 const WRITE_METHODS: ReadonlySet<HttpMethod> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-const IDEMPOTENCY_KEY_MAX = 200;
 
 const SECURITY_SCHEMES: Record<string, OpenApiSecurityScheme> = {
   TenantKey: {
@@ -264,7 +264,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
             "applied twice. Reusing a key for a different request is refused with 409 " +
             "`idempotency_key_reused`; repeating one still in progress, with 409 " +
             "`idempotency_request_in_flight`.",
-          schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX },
+          schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH },
         },
       },
       securitySchemes: SECURITY_SCHEMES,

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_MAX_LENGTH, WEBHOOK_SECRET_OVERLAP_HOURS } from "@printshop/shared/limits";
 import type { Config } from "../config.ts";
 import type { Principal } from "../auth.ts";
 
@@ -9,9 +10,6 @@ export function describeCaller(principal: Principal): unknown {
     scopes: [...principal.scopes].sort(),
   };
 }
-
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
-export const WEBHOOK_SECRET_OVERLAP_HOURS = 48;
 
 /** Body of GET /v1/reference/limits: the values in force for this caller right now. */
 export function describeLimits(config: Config, principal: Principal): unknown {

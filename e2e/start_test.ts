@@ -1,0 +1,147 @@
+/**
+ * `deno task start` as a new user meets it: the supervisor boots embedded PostgreSQL, every
+ * service and the gateway, prints where they are and a demo key, the admin CLI works against
+ * it, Ctrl-C/SIGTERM stops everything, and a restart keeps the data.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { freePort } from "@printshop/shared/net";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+interface Started {
+  child: Deno.ChildProcess;
+  output: () => string;
+  gatewayUrl: string;
+}
+
+async function start(dataDir: string, gatewayPort: number, adminPort: number): Promise<Started> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/start.ts"],
+    cwd: ROOT,
+    env: {
+      DATA_DIR: dataDir,
+      PORT: String(gatewayPort),
+      ADMIN_PORT: String(adminPort),
+      LOG_LEVEL: "warn",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const collect = async (stream: ReadableStream<Uint8Array>): Promise<void> => {
+    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+  };
+  void collect(child.stdout);
+  void collect(child.stderr);
+  const deadline = Date.now() + 90_000;
+  while (!text.includes("Press Ctrl-C to stop.")) {
+    if (Date.now() > deadline) throw new Error(`start did not come up:\n${text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const gatewayUrl = text.match(/Gateway:\s+(\S+)/)?.[1];
+  assert(gatewayUrl, text);
+  return { child, output: () => text, gatewayUrl };
+}
+
+async function stop(started: Started): Promise<void> {
+  started.child.kill("SIGTERM");
+  const status = await started.child.status;
+  assertEquals(status.code, 0, started.output());
+}
+
+async function runAdmin(dataDir: string, adminPort: number, ...args: string[]): Promise<unknown> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/admin.ts", ...args],
+    cwd: ROOT,
+    env: { DATA_DIR: dataDir, ADMIN_PORT: String(adminPort) },
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout);
+  assert(out.success, `admin ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(stdout);
+}
+
+/**
+ * Processes that belong to a run: PostgreSQL on its data directory (in its command line) and
+ * every service and the gateway (their environment names the run's database port).
+ */
+async function processesOf(started: Started): Promise<string[]> {
+  const pgDataDir = started.output().match(/\(data in (\S+)\)/)?.[1];
+  const pgPort = started.output().match(/embedded PostgreSQL on 127\.0\.0\.1:(\d+)/)?.[1];
+  assert(pgDataDir && pgPort, started.output());
+  const found: string[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+    try {
+      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
+      const environ = await Deno.readTextFile(`/proc/${entry.name}/environ`);
+      if (cmdline.includes(pgDataDir) || environ.includes(`127.0.0.1:${pgPort}/`)) {
+        found.push(cmdline.replaceAll("\0", " "));
+      }
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found;
+}
+
+Deno.test("deno task start runs the platform, the admin CLI drives it, and data survives a restart", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  const gatewayPort = freePort();
+  const adminPort = freePort();
+  try {
+    const first = await start(dataDir, gatewayPort, adminPort);
+    const demoKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
+    assert(demoKey, "an empty data directory gets a demo key");
+    assert(first.output().includes(`Admin API: http://127.0.0.1:${adminPort}`));
+    const me = await fetch(`${first.gatewayUrl}/v1/me`, { headers: { "x-api-key": demoKey } });
+    assertEquals(me.status, 200);
+    assertEquals(((await me.json()).data.scopes as string[]).length, 20);
+
+    const org = await runAdmin(dataDir, adminPort, "create-org", "--name", "CLI Shop") as {
+      id: string;
+    };
+    const key = await runAdmin(
+      dataDir,
+      adminPort,
+      "create-key",
+      "--org",
+      org.id,
+      "--scopes",
+      "quotes.read,quotes.write",
+    ) as { apiKey: string; id: string };
+    const created = await fetch(`${first.gatewayUrl}/v1/quotes`, {
+      method: "POST",
+      headers: { "x-api-key": key.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ reference: "survives restarts" }),
+    });
+    assertEquals(created.status, 201);
+    const quoteId = (await created.json()).data.id as string;
+    const other = await fetch(`${first.gatewayUrl}/v1/quotes/${quoteId}`, {
+      headers: { "x-api-key": demoKey },
+    });
+    assertEquals(other.status, 404, "the demo organisation cannot see CLI Shop's quote");
+    await other.body?.cancel();
+
+    assert((await processesOf(first)).length >= 7, "PostgreSQL, five services and the gateway");
+    await stop(first);
+    assertEquals(await processesOf(first), [], "no process outlives the supervisor");
+
+    const second = await start(dataDir, gatewayPort, adminPort);
+    assert(!second.output().includes("Demo API key"), "a used data directory gets no new demo");
+    const again = await fetch(`${second.gatewayUrl}/v1/quotes/${quoteId}`, {
+      headers: { "x-api-key": key.apiKey },
+    });
+    assertEquals(again.status, 200);
+    assertEquals((await again.json()).data.reference, "survives restarts");
+    await runAdmin(dataDir, adminPort, "revoke-key", key.id);
+    const revoked = await fetch(`${second.gatewayUrl}/v1/quotes`, {
+      headers: { "x-api-key": key.apiKey },
+    });
+    assertEquals(revoked.status, 401);
+    await revoked.body?.cancel();
+    await stop(second);
+    assertEquals(await processesOf(second), []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  }
+});
