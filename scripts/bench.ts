@@ -1,0 +1,171 @@
+/**
+ * `deno task bench`: measures the gateway's cost on this machine, in one run.
+ *
+ * Boots the real stack on a throwaway embedded PostgreSQL, seeds one organisation, then sends
+ * `GET /v1/quotes?limit=20` through the gateway and straight to the quotes service (with a
+ * valid signed internal context). Throughput comes from autocannon (10 connections, 10 s each);
+ * latency from a closed loop of single requests timed with performance.now(), since autocannon
+ * reports whole milliseconds and the overhead under study is smaller than that.
+ *
+ * Prints a table and writes the figures to bench-results/gateway.json. Nothing is asserted:
+ * the goals (gateway p50 overhead ≤ 1 ms, throughput ≥ 60 % of direct) are reported.
+ */
+import autocannon from "autocannon";
+import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
+import { connect } from "../shared/db/mod.ts";
+import { launchStack } from "../shared/launcher.ts";
+import { ALL_SCOPES } from "../shared/scopes.ts";
+import {
+  importContextKey,
+  INTERNAL_CONTEXT_HEADER,
+  signInternalContext,
+} from "../shared/internal_context.ts";
+
+const DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
+const CONNECTIONS = 10;
+const LATENCY_SAMPLES = 2000;
+const PATH = "/v1/quotes?limit=20";
+
+const randomHex = (bytes: number): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+
+interface Figures {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+}
+
+async function throughput(url: string, headers: Record<string, string>): Promise<number> {
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx and ${result.errors} errors under load`);
+  }
+  return result.requests.average;
+}
+
+async function latency(
+  url: string,
+  headers: () => Promise<Record<string, string>>,
+): Promise<{ p50Ms: number; p99Ms: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < LATENCY_SAMPLES + 100; i++) {
+    const h = await headers();
+    const started = performance.now();
+    const res = await fetch(url, { headers: h });
+    await res.arrayBuffer();
+    const elapsed = performance.now() - started;
+    if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+    if (i >= 100) samples.push(elapsed); // the first 100 warm up connections and JIT
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number): number =>
+    samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+  return { p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+const dir = await Deno.makeTempDir({ prefix: "printshop-bench-" });
+const pg = await startEmbeddedPostgres({
+  dataDir: `${dir}/pgdata`,
+  password: randomHex(16),
+  ephemeral: true,
+});
+const admin = connect(pg.url, { schema: "public", max: 1 });
+await admin.unsafe("CREATE DATABASE bench");
+await admin.end();
+const dbUrl = new URL(pg.url);
+dbUrl.pathname = "/bench";
+const internalSecret = randomHex(32);
+const adminToken = randomHex(32);
+const stack = await launchStack({
+  databaseUrl: dbUrl.toString(),
+  internalSecret,
+  adminToken,
+  logDir: dir,
+  env: { LOG_LEVEL: "warn" },
+});
+
+try {
+  const adminCall = async (
+    path: string,
+    body: unknown,
+  ): Promise<{ data: Record<string, string> }> => {
+    const res = await fetch(`${stack.adminUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return await res.json();
+  };
+  const org = (await adminCall("/admin/organizations", { name: "Bench Shop" })).data;
+  const key =
+    (await adminCall(`/admin/organizations/${org.id}/api-keys`, { scopes: ALL_SCOPES })).data;
+  for (let i = 0; i < 40; i++) {
+    const res = await fetch(`${stack.gatewayUrl}/v1/quotes`, {
+      method: "POST",
+      headers: { "x-api-key": key.apiKey!, "content-type": "application/json" },
+      body: JSON.stringify({ reference: `Bench ${i}`, salesRepEmail: `rep${i % 4}@bench.test` }),
+    });
+    await res.arrayBuffer();
+  }
+
+  const contextKey = await importContextKey(internalSecret);
+  const directHeaders = async (): Promise<Record<string, string>> => ({
+    [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, "GET", "/v1/quotes", {
+      organizationId: org.id!,
+      credentialKind: "tenant_key",
+      credentialId: key.id!,
+      scopes: [...ALL_SCOPES],
+      requestId: crypto.randomUUID(),
+      issuedAt: Date.now(),
+    }),
+  });
+  const gatewayHeaders = { "x-api-key": key.apiKey! };
+
+  const gatewayUrl = `${stack.gatewayUrl}${PATH}`;
+  const directUrl = `${stack.serviceUrls.quotes}${PATH}`;
+  console.error(`[bench] ${DURATION_S} s of load per target, ${CONNECTIONS} connections…`);
+  // A signed context stays valid for 60 s, longer than one load run.
+  const directRps = await throughput(directUrl, await directHeaders());
+  const gatewayRps = await throughput(gatewayUrl, gatewayHeaders);
+  console.error(`[bench] ${LATENCY_SAMPLES} sequential requests per target for latency…`);
+  const directLatency = await latency(directUrl, directHeaders);
+  const gatewayLatency = await latency(gatewayUrl, () => Promise.resolve(gatewayHeaders));
+
+  const direct: Figures = { requestsPerSecond: directRps, ...directLatency, non2xx: 0 };
+  const gateway: Figures = { requestsPerSecond: gatewayRps, ...gatewayLatency, non2xx: 0 };
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno },
+    request: `GET ${PATH}`,
+    direct,
+    gateway,
+    ratios: {
+      throughputGatewayOverDirect: gatewayRps / directRps,
+      p50OverheadMs: gatewayLatency.p50Ms - directLatency.p50Ms,
+      p99OverheadMs: gatewayLatency.p99Ms - directLatency.p99Ms,
+    },
+    goals: { p50OverheadMsAtMost: 1, throughputRatioAtLeast: 0.6 },
+    notMeasuredYet: ["idempotent replay latency", "429 latency"],
+  };
+  const f = (n: number, digits = 2): string => n.toFixed(digits).padStart(10);
+  console.log(`
+GET ${PATH}              req/s      p50 ms      p99 ms
+direct to quotes    ${f(directRps, 0)}  ${f(direct.p50Ms)}  ${f(direct.p99Ms)}
+through gateway     ${f(gatewayRps, 0)}  ${f(gateway.p50Ms)}  ${f(gateway.p99Ms)}
+
+gateway/direct throughput: ${
+    (report.ratios.throughputGatewayOverDirect * 100).toFixed(1)
+  } %   (goal ≥ 60 %)
+gateway p50 overhead:      ${report.ratios.p50OverheadMs.toFixed(3)} ms  (goal ≤ 1 ms)
+gateway p99 overhead:      ${report.ratios.p99OverheadMs.toFixed(3)} ms
+`);
+  await Deno.mkdir("bench-results", { recursive: true });
+  await Deno.writeTextFile("bench-results/gateway.json", JSON.stringify(report, null, 2) + "\n");
+  console.log("Figures written to bench-results/gateway.json");
+} finally {
+  await stack.stop();
+  await pg.stop();
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
