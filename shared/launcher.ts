@@ -55,7 +55,14 @@ const ENTRY: Record<ServiceName | "gateway", string> = {
   proofs: "services/proofs/main.ts",
   webhooks: "services/webhooks/main.ts",
 };
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-sys"];
+// Children use the node_modules the start or test task installed; they never resolve packages.
+const RUN_FLAGS = [
+  "--node-modules-dir=manual",
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-sys",
+];
 const READY_TIMEOUT_MS = 60_000;
 
 async function waitHealthy(proc: StackProcess, logHint: string): Promise<void> {
@@ -121,7 +128,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   const spawn = (name: ServiceName | "gateway", url: string): StackProcess => {
     const stdout = options.logDir ? "piped" : "inherit";
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...PERMISSIONS, new URL(ENTRY[name], ROOT).pathname],
+      args: ["run", ...RUN_FLAGS, new URL(ENTRY[name], ROOT).pathname],
       cwd: new URL(".", ROOT).pathname,
       env: { ...envOf(name), [SUPERVISED_ENV]: "1" },
       // The child watches this pipe: when the supervisor dies, even by SIGKILL, it closes and
