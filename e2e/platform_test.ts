@@ -300,3 +300,21 @@ Deno.test("services refuse calls that bypass the gateway", async () => {
   });
   await expectError(forged, 401, "unauthenticated");
 });
+
+Deno.test("the OpenAPI document and the reference page are public on the gateway", async () => {
+  await using stack: TestStack = await startTestStack();
+  const doc = await fetch(`${stack.gatewayUrl}/openapi.json`);
+  assertEquals(doc.status, 200);
+  const openapi = await doc.json();
+  assertEquals(openapi.openapi, "3.1.0");
+  assert(openapi.paths["/v1/quotes/{quoteId}/groups"].post);
+  const page = await fetch(`${stack.gatewayUrl}/docs`);
+  assertEquals(page.status, 200);
+  assert((page.headers.get("content-type") ?? "").includes("text/html"));
+  const html = await page.text();
+  const bundle = html.match(/src="(docs\/assets\/[^"]+)"/)?.[1];
+  assert(bundle, "the page loads its renderer from the gateway itself");
+  const script = await fetch(`${stack.gatewayUrl}/${bundle}`);
+  assertEquals(script.status, 200);
+  assert((await script.text()).length > 100_000);
+});

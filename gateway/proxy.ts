@@ -39,7 +39,12 @@ export async function proxyToService(
   headers.set("x-request-id", context.requestId);
   headers.set(
     INTERNAL_CONTEXT_HEADER,
-    await signInternalContext(options.contextKey, request.method, url.pathname, context),
+    await signInternalContext(
+      options.contextKey,
+      request.method,
+      url.pathname + url.search,
+      context,
+    ),
   );
   return await withSpan(`proxy ${target.service}`, {
     "server.address": target.baseUrl,

@@ -112,7 +112,7 @@ try {
 
   const contextKey = await importContextKey(internalSecret);
   const directHeaders = async (): Promise<Record<string, string>> => ({
-    [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, "GET", "/v1/quotes", {
+    [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, "GET", PATH, {
       organizationId: org.id!,
       credentialKind: "tenant_key",
       credentialId: key.id!,

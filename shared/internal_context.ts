@@ -1,8 +1,9 @@
 /**
  * The context the gateway hands to a service: who is calling, for which organisation, with which
- * scopes. It is signed with HMAC-SHA256 over the method, path and payload, and carries its issue
- * time, so a service can trust it without seeing the credential and a captured header cannot be
- * replayed against another path or after it goes stale.
+ * scopes. It is signed with HMAC-SHA256 over the method, the path with its query, and the
+ * payload, and carries its issue time, so a service can trust it without seeing the credential
+ * and a captured header cannot be replayed against another request target or after it goes
+ * stale. (The body is not covered: binding it would mean hashing every body twice.)
  */
 export const INTERNAL_CONTEXT_HEADER = "x-internal-context";
 

@@ -268,7 +268,7 @@ Deno.test("the quotes service sends /v1/quotes/facets to the facets handler, not
     const config = loadConfig(QuotesConfig, { DATABASE_URL: NOWHERE, INTERNAL_SECRET: SECRET });
     const app = createQuotesApp({ config, sql, logger, contextKey });
     const path = "/v1/quotes/facets";
-    const header = await signInternalContext(contextKey, "GET", path, {
+    const header = await signInternalContext(contextKey, "GET", `${path}?bogus=1`, {
       organizationId: QUOTE_ID,
       credentialKind: "tenant_key",
       credentialId: QUOTE_ID,

@@ -73,8 +73,8 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
     const result = await verifyInternalContext(
       contextKey,
       c.req.method,
-      // The raw path, exactly as the gateway signed it (c.req.path is percent-decoded).
-      new URL(c.req.url).pathname,
+      // The raw path and query, exactly as the gateway signed them (c.req.path is decoded).
+      targetOf(c.req.url),
       c.req.header(INTERNAL_CONTEXT_HEADER),
     );
     if (!result.ok) {
@@ -136,6 +136,12 @@ export function requireScope(scope: string): MiddlewareHandler<ServiceEnv> {
     }
     await next();
   };
+}
+
+/** Path and query of a URL: the part of a request the internal context is bound to. */
+export function targetOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
 }
 
 /** Whether the caller may see cost fields. */

@@ -9,7 +9,7 @@ import {
 } from "../internal_context.ts";
 import { ALL_SCOPES } from "../scopes.ts";
 import type { ServiceDeps } from "../service_main.ts";
-import type { ServiceEnv } from "../service_defaults.ts";
+import { type ServiceEnv, targetOf } from "../service_defaults.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 /**
@@ -65,9 +65,9 @@ export async function serviceHarness<C>(options: {
         requestId: crypto.randomUUID(),
         issuedAt: Date.now(),
       };
-      const pathname = new URL(path, "http://x").pathname;
+      const target = targetOf(new URL(path, "http://service.test").href);
       const headers = new Headers({
-        [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, method, pathname, context),
+        [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, method, target, context),
       });
       let body: string | undefined;
       if (opts.body !== undefined) {
