@@ -28,12 +28,15 @@ import {
   setRequestsPerMinute,
 } from "./store/organizations.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "./store/api_keys.ts";
+import { createPartnerApp, findPartnerAppById, upsertGrant } from "./store/partner_apps.ts";
 
 export interface AdminDeps {
   sql: Sql;
   logger: Logger;
   adminToken: string;
   defaultRequestsPerMinute: number;
+  /** Called after a change that may invalidate cached credentials (revocation, limits, grants). */
+  onCredentialsChanged?: () => void;
 }
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
@@ -52,6 +55,11 @@ const Scopes = z.array(z.string()).min(1, "Give at least one scope").superRefine
 
 const CreateOrganizationBody = z.strictObject({ name: Text(200) });
 const CreateApiKeyBody = z.strictObject({ name: Text(200).optional(), scopes: Scopes });
+const CreatePartnerAppBody = z.strictObject({ name: Text(200), scopes: Scopes });
+const GrantBody = z.strictObject({
+  organizationId: z.uuid({ error: "Must be a UUID" }),
+  scopes: Scopes,
+});
 const SetLimitsBody = z.strictObject({
   requestsPerMinute: z.int("Must be a whole number").min(1, "Must be at least 1")
     .max(1_000_000, "Must be at most 1000000").nullable(),
@@ -128,6 +136,7 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
     const keyId = readUuidParam(c, "keyId");
     const record = await revokeApiKey(sql, keyId);
     if (!record) throw notFound("API key", keyId);
+    deps.onCredentialsChanged?.();
     return ok(c, { id: record.id, revokedAt: record.revokedAt }, { message: "API key revoked" });
   });
 
@@ -136,7 +145,35 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
     const input = await body(c.req.raw, SetLimitsBody);
     const org = await setRequestsPerMinute(sql, orgId, input.requestsPerMinute);
     if (!org) throw notFound("Organization", orgId);
+    deps.onCredentialsChanged?.();
     return ok(c, limitsOf(org), { message: "Limits updated" });
+  });
+
+  app.post("/admin/partner-apps", async (c) => {
+    const input = await body(c.req.raw, CreatePartnerAppBody);
+    const { app: partner, clientSecret } = await createPartnerApp(sql, input.name, input.scopes);
+    return created(c, {
+      id: partner.id,
+      name: partner.name,
+      clientId: partner.clientId,
+      clientSecret,
+      scopes: partner.scopes,
+      createdAt: partner.createdAt,
+    }, "Partner app created; the client secret is shown only in this response");
+  });
+
+  app.post("/admin/partner-apps/:appId/grants", async (c) => {
+    const appId = readUuidParam(c, "appId");
+    const input = await body(c.req.raw, GrantBody);
+    if (!(await findPartnerAppById(sql, appId))) throw notFound("Partner app", appId);
+    if (!(await findOrganization(sql, input.organizationId))) {
+      throw notFound("Organization", input.organizationId);
+    }
+    const grant = await upsertGrant(sql, appId, input.organizationId, input.scopes);
+    deps.onCredentialsChanged?.();
+    return grant.createdAt === grant.updatedAt
+      ? created(c, grant, "Grant recorded")
+      : ok(c, grant, { message: "Grant updated" });
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Sql } from "@printshop/shared/db";
-import { ApiError, errorBody, ok } from "@printshop/shared/http";
+import { ApiError, envelope, errorBody, ok } from "@printshop/shared/http";
 import type { Logger } from "@printshop/shared/log";
 import { RouteTable, type ServiceName, SERVICES } from "@printshop/shared/routes";
 import {
@@ -9,7 +9,10 @@ import {
   type RequestVariables,
 } from "@printshop/shared/service-defaults";
 import type { Config } from "./config.ts";
-import { authenticate, type Principal } from "./auth.ts";
+import type { Authenticator, Principal } from "./auth.ts";
+import { idempotencyKeyOf, withIdempotency } from "./idempotency.ts";
+import { rateLimitHeaders, retryAfterSeconds } from "./domain/token_bucket.ts";
+import { takeToken } from "./store/rate_limits.ts";
 import { assertJson, readLimitedBody } from "./body.ts";
 import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
@@ -21,6 +24,7 @@ export interface GatewayDeps {
   sql: Sql;
   logger: Logger;
   contextKey: CryptoKey;
+  authenticator: Authenticator;
   fetch?: typeof fetch;
 }
 
@@ -69,9 +73,26 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
 
   app.all("/v1/*", async (c) => {
     const body = await readLimitedBody(c.req.raw, config.MAX_BODY_BYTES);
-    const principal = await authenticate(sql, c.req.raw.headers);
+    const principal = await deps.authenticator.authenticate(c.req.raw.headers);
     c.set("principal", principal);
     c.set("organizationId", principal.organizationId);
+    // Every authenticated request takes a token, whatever it turns out to be, so probing unknown
+    // routes is limited too; a 429 is decided before idempotency and so is never stored.
+    const policy = {
+      requestsPerMinute: principal.requestsPerMinute ?? config.RATE_LIMIT_PER_MINUTE,
+    };
+    const bucket = await takeToken(sql, principal.bucket, policy);
+    for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
+      c.header(name, value);
+    }
+    if (!bucket.admitted) {
+      throw new ApiError(
+        "rate_limited",
+        `Rate limit of ${policy.requestsPerMinute} requests per minute exceeded`,
+        undefined,
+        { "Retry-After": String(retryAfterSeconds(policy, bucket.tokens)) },
+      );
+    }
     // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
     const match = table.match(c.req.method, new URL(c.req.url).pathname);
     if (!match) {
@@ -82,25 +103,42 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       throw new ApiError("insufficient_scope", `This operation needs scope "${route.scope}"`);
     }
     if (body) assertJson(body);
-    if (route.service === "gateway") {
-      const handler = local[route.operationId];
-      if (!handler) throw new Error(`No gateway handler for ${route.operationId}`);
-      return ok(c, handler(principal));
-    }
-    return await proxyToService(
-      { service: route.service, baseUrl: urls[route.service] },
-      c.req.raw,
+    const execute = async (): Promise<Response> => {
+      if (route.service === "gateway") {
+        const handler = local[route.operationId];
+        if (!handler) throw new Error(`No gateway handler for ${route.operationId}`);
+        return Response.json(envelope(handler(principal)));
+      }
+      return await proxyToService(
+        { service: route.service, baseUrl: urls[route.service] },
+        c.req.raw,
+        body,
+        {
+          organizationId: principal.organizationId,
+          credentialKind: principal.credentialKind,
+          credentialId: principal.credentialId,
+          scopes: principal.scopes,
+          requestId: c.get("requestId"),
+          issuedAt: Date.now(),
+        },
+        { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch },
+      );
+    };
+    const key = idempotencyKeyOf(c.req.raw);
+    const response = key === null ? await execute() : await withIdempotency(sql, {
+      principal: principal.bucket,
+      key,
+      request: c.req.raw,
       body,
-      {
-        organizationId: principal.organizationId,
-        credentialKind: principal.credentialKind,
-        credentialId: principal.credentialId,
-        scopes: principal.scopes,
-        requestId: c.get("requestId"),
-        issuedAt: Date.now(),
-      },
-      { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch },
-    );
+      // A claim outlives the longest a request can take here, then lapses if we died.
+      lockMs: config.PROXY_TIMEOUT_MS + 5_000,
+    }, execute);
+    // Hono's c.header() values apply to the returned Response only when set before c.res exists.
+    const headers = new Headers(response.headers);
+    for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
+      headers.set(name, value);
+    }
+    return new Response(response.body, { status: response.status, headers });
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));

@@ -4,6 +4,8 @@ import { isUuid } from "@printshop/shared/ids";
 import type { CredentialKind } from "@printshop/shared/internal-context";
 import { hashSecret, parseApiKey, sameBytes } from "./domain/api_key.ts";
 import { findActiveKey } from "./store/api_keys.ts";
+import { findActivePartnerApp, findGrant } from "./store/partner_apps.ts";
+import type { TokenCheck } from "./partner_tokens.ts";
 
 export interface Principal {
   organizationId: string;
@@ -12,49 +14,180 @@ export interface Principal {
   credentialId: string;
   scopes: string[];
   requestsPerMinute: number | null;
-}
-
-const TENANT_CHALLENGE = 'ApiKey realm="printshop", header="X-API-Key"';
-
-function unauthenticated(message: string): ApiError {
-  return new ApiError("unauthenticated", message, undefined, {
-    "WWW-Authenticate": TENANT_CHALLENGE,
-  });
+  /** What rate limits and idempotency keys are scoped to: a key, or an app for one organisation. */
+  bucket: string;
 }
 
 /**
- * Resolves the caller from its headers. Every failure is the same 401 shape; which part failed
- * is said in the message but never echoes the credential.
+ * How long a resolved credential is remembered by one gateway process. A revoked key or grant
+ * stops working within this time on every replica (at once on the replica that revoked it).
  */
-export async function authenticate(sql: Sql, headers: Headers): Promise<Principal> {
-  const apiKey = headers.get("x-api-key");
-  const authorization = headers.get("authorization");
-  if (authorization !== null && !headers.has("x-api-secret")) {
-    throw unauthenticated(
-      "A tenant API key must be sent in the X-API-Key header, not as an Authorization bearer token",
+export const AUTH_CACHE_TTL_MS = 2_000;
+const AUTH_CACHE_MAX_ENTRIES = 10_000;
+
+const TENANT_CHALLENGE = 'ApiKey realm="printshop", header="X-API-Key"';
+const BEARER_CHALLENGE = 'Bearer realm="printshop"';
+const INVALID_TOKEN_CHALLENGE = 'Bearer realm="printshop", error="invalid_token"';
+
+function unauthenticated(message: string, challenge = TENANT_CHALLENGE): ApiError {
+  return new ApiError("unauthenticated", message, undefined, { "WWW-Authenticate": challenge });
+}
+
+export interface AuthenticatorOptions {
+  /** Verifies partner bearer tokens; absent when PARTNER_JWKS_URL is not configured. */
+  verifyPartnerToken?: (token: string) => Promise<TokenCheck>;
+  now?: () => number;
+}
+
+/**
+ * Resolves the caller of a request: a tenant key (X-API-Key alone) or a partner credential
+ * (client id, client secret, bearer token and organisation). Every failure is a 401 whose message
+ * says which part failed but never echoes the credential.
+ */
+export class Authenticator {
+  #cache = new Map<string, { principal: Principal; expiresAt: number }>();
+  #now: () => number;
+
+  constructor(private readonly sql: Sql, private readonly options: AuthenticatorOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Forgets every cached credential (after a revocation through this process's admin API). */
+  forgetAll(): void {
+    this.#cache.clear();
+  }
+
+  async authenticate(headers: Headers): Promise<Principal> {
+    const cacheKey = await credentialFingerprint(headers);
+    const cached = this.#cache.get(cacheKey);
+    if (cached && cached.expiresAt > this.#now()) return cached.principal;
+    const { principal, expiresAt } = headers.has("x-api-secret")
+      ? await this.#partner(headers)
+      : await this.#tenant(headers);
+    if (this.#cache.size >= AUTH_CACHE_MAX_ENTRIES) {
+      this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    this.#cache.set(cacheKey, {
+      principal,
+      expiresAt: Math.min(expiresAt, this.#now() + AUTH_CACHE_TTL_MS),
+    });
+    return principal;
+  }
+
+  async #tenant(headers: Headers): Promise<{ principal: Principal; expiresAt: number }> {
+    const apiKey = headers.get("x-api-key");
+    if (headers.get("authorization") !== null) {
+      throw unauthenticated(
+        "A tenant API key must be sent in the X-API-Key header, not as an Authorization bearer token",
+      );
+    }
+    if (!apiKey) throw unauthenticated("Missing credential: send your API key in X-API-Key");
+    const parsed = parseApiKey(apiKey);
+    // Hash even when the format is wrong, so timing does not tell well-formed keys apart.
+    const hash = await hashSecret(parsed?.secret ?? apiKey);
+    const key = parsed ? await findActiveKey(this.sql, parsed.lookup) : null;
+    if (!key || !sameBytes(hash, key.secretHash)) {
+      throw unauthenticated("Invalid or revoked API key");
+    }
+    const principal: Principal = {
+      organizationId: key.organizationId,
+      organizationName: key.organizationName,
+      credentialKind: "tenant_key",
+      credentialId: key.id,
+      scopes: key.scopes,
+      requestsPerMinute: key.requestsPerMinute,
+      bucket: `key:${key.id}`,
+    };
+    checkOrganizationHeader(principal, headers.get("x-service-organization-id"));
+    return { principal, expiresAt: Infinity };
+  }
+
+  async #partner(headers: Headers): Promise<{ principal: Principal; expiresAt: number }> {
+    const verify = this.options.verifyPartnerToken;
+    if (!verify) {
+      throw unauthenticated(
+        "Partner credentials are not enabled on this gateway",
+        BEARER_CHALLENGE,
+      );
+    }
+    const clientId = headers.get("x-api-key");
+    const clientSecret = headers.get("x-api-secret") ?? "";
+    const authorization = headers.get("authorization") ?? "";
+    const token = authorization.match(/^Bearer ([A-Za-z0-9._~+/=-]+)$/)?.[1];
+    if (!clientId) {
+      throw unauthenticated("A partner request needs its client id in X-API-Key", BEARER_CHALLENGE);
+    }
+    if (!token) {
+      throw unauthenticated(
+        "A partner request needs an access token in Authorization: Bearer",
+        BEARER_CHALLENGE,
+      );
+    }
+    const hash = await hashSecret(clientSecret);
+    const app = await findActivePartnerApp(this.sql, clientId);
+    if (!app || !sameBytes(hash, app.secretHash)) {
+      throw unauthenticated("Invalid partner client id or secret", BEARER_CHALLENGE);
+    }
+    const check = await verify(token);
+    if (!check.ok) {
+      if (check.providerDown) {
+        throw new ApiError(
+          "service_unavailable",
+          "Partner tokens cannot be verified right now: the identity provider's keys are unavailable",
+          undefined,
+          { "Retry-After": "5" },
+        );
+      }
+      throw unauthenticated(`Invalid access token: ${check.reason}`, INVALID_TOKEN_CHALLENGE);
+    }
+    const tokenClient = check.payload.client_id ?? check.payload.azp;
+    if (tokenClient !== clientId) {
+      throw unauthenticated(
+        "Invalid access token: it was issued to another client",
+        INVALID_TOKEN_CHALLENGE,
+      );
+    }
+    const organizationId = headers.get("x-service-organization-id");
+    if (!organizationId || !isUuid(organizationId)) {
+      throw new ApiError(
+        "validation_error",
+        "A partner request must name the organisation it acts for in X-Service-Organization-Id",
+        [{ path: "X-Service-Organization-Id", message: "Required; a UUID" }],
+      );
+    }
+    const grant = await findGrant(this.sql, app.id, organizationId.toLowerCase());
+    if (!grant) {
+      throw new ApiError(
+        "organization_not_allowed",
+        "This organisation has not authorised this partner app",
+      );
+    }
+    const tokenScopes = typeof check.payload.scope === "string"
+      ? new Set(check.payload.scope.split(" ").filter(Boolean))
+      : null;
+    const scopes = app.scopes.filter((s) =>
+      grant.scopes.includes(s) && (tokenScopes === null || tokenScopes.has(s))
     );
+    const principal: Principal = {
+      organizationId: organizationId.toLowerCase(),
+      organizationName: grant.organizationName,
+      credentialKind: "partner",
+      credentialId: app.id,
+      scopes,
+      requestsPerMinute: grant.requestsPerMinute,
+      bucket: `partner:${app.id}:${organizationId.toLowerCase()}`,
+    };
+    const exp = typeof check.payload.exp === "number" ? check.payload.exp * 1000 : Infinity;
+    return { principal, expiresAt: exp };
   }
-  if (headers.has("x-api-secret")) {
-    throw unauthenticated("Partner credentials are not accepted by this gateway");
-  }
-  if (!apiKey) throw unauthenticated("Missing credential: send your API key in X-API-Key");
-  const parsed = parseApiKey(apiKey);
-  // Hash even when the format is wrong, so timing does not tell well-formed keys apart.
-  const hash = await hashSecret(parsed?.secret ?? apiKey);
-  const key = parsed ? await findActiveKey(sql, parsed.lookup) : null;
-  if (!key || !sameBytes(hash, key.secretHash)) {
-    throw unauthenticated("Invalid or revoked API key");
-  }
-  const principal: Principal = {
-    organizationId: key.organizationId,
-    organizationName: key.organizationName,
-    credentialKind: "tenant_key",
-    credentialId: key.id,
-    scopes: key.scopes,
-    requestsPerMinute: key.requestsPerMinute,
-  };
-  checkOrganizationHeader(principal, headers.get("x-service-organization-id"));
-  return principal;
+}
+
+/** SHA-256 of every credential header, so the cache never holds a credential itself. */
+async function credentialFingerprint(headers: Headers): Promise<string> {
+  const material = ["x-api-key", "x-api-secret", "authorization", "x-service-organization-id"]
+    .map((name) => headers.get(name) ?? "").join("\n");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(material));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A tenant key may name its own organisation in X-Service-Organization-Id, and no other. */

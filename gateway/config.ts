@@ -31,5 +31,23 @@ export const ConfigSchema = z.object({
   /** How long the gateway waits for a service before answering 503. */
   PROXY_TIMEOUT_MS: positiveInt(30_000, 600_000),
   LOG_LEVEL: logLevel(),
+}).superRefine((config, ctx) => {
+  const partner = [
+    ["PARTNER_JWKS_URL", config.PARTNER_JWKS_URL],
+    ["PARTNER_TOKEN_ISSUER", config.PARTNER_TOKEN_ISSUER],
+    ["PARTNER_TOKEN_AUDIENCE", config.PARTNER_TOKEN_AUDIENCE],
+  ] as const;
+  const set = partner.filter(([, value]) => value !== undefined);
+  if (set.length > 0 && set.length < partner.length) {
+    for (const [name, value] of partner) {
+      if (value === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "must be set together with the other PARTNER_* variables",
+        });
+      }
+    }
+  }
 });
 export type Config = z.output<typeof ConfigSchema>;

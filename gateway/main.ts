@@ -6,6 +6,9 @@ import { onShutdown } from "@printshop/shared/lifecycle";
 import { ConfigSchema } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
 import { createAdminApp } from "./admin_app.ts";
+import { Authenticator } from "./auth.ts";
+import { createPartnerTokenVerifier } from "./partner_tokens.ts";
+import { startIdempotencyPurge } from "./idempotency.ts";
 
 const config = loadConfigOrExit(ConfigSchema);
 const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: "gateway" } });
@@ -26,11 +29,24 @@ try {
 }
 const contextKey = await importContextKey(config.INTERNAL_SECRET);
 
+const authenticator = new Authenticator(sql, {
+  ...(config.PARTNER_JWKS_URL && config.PARTNER_TOKEN_ISSUER && config.PARTNER_TOKEN_AUDIENCE
+    ? {
+      verifyPartnerToken: createPartnerTokenVerifier({
+        jwksUrl: config.PARTNER_JWKS_URL,
+        issuer: config.PARTNER_TOKEN_ISSUER,
+        audience: config.PARTNER_TOKEN_AUDIENCE,
+      }),
+    }
+    : {}),
+});
+const stopPurge = startIdempotencyPurge(sql, logger);
+
 const publicServer = Deno.serve({
   hostname: config.HOST,
   port: config.PORT,
   onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "public" }),
-}, createGatewayApp({ config, sql, logger, contextKey }).fetch);
+}, createGatewayApp({ config, sql, logger, contextKey, authenticator }).fetch);
 
 const adminServer = Deno.serve(
   {
@@ -43,10 +59,12 @@ const adminServer = Deno.serve(
     logger,
     adminToken: config.PLATFORM_ADMIN_TOKEN,
     defaultRequestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    onCredentialsChanged: () => authenticator.forgetAll(),
   }).fetch,
 );
 
 onShutdown(async () => {
+  stopPurge();
   await Promise.all([publicServer.shutdown(), adminServer.shutdown()]);
   await sql.end({ timeout: 5 });
 });

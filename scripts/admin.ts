@@ -17,6 +17,8 @@ const USAGE = `Usage: deno task admin <command> [options]
   list-keys --org <orgId>
   revoke-key --key <keyId>            (or: revoke-key <keyId>)
   set-limits --org <orgId> --rpm <requests per minute | default>
+  create-partner-app --name <name> (--scopes <a,b,…> | --all-scopes)
+  grant --app <appId> --org <orgId> (--scopes <a,b,…> | --all-scopes)
 `;
 
 const { values, positionals } = parseArgs({
@@ -29,6 +31,7 @@ const { values, positionals } = parseArgs({
     scopes: { type: "string" },
     "all-scopes": { type: "boolean" },
     rpm: { type: "string" },
+    app: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -54,6 +57,11 @@ async function adminToken(): Promise<string> {
   }
 }
 
+function scopesArg(): string[] {
+  if (values["all-scopes"]) return [...ALL_SCOPES];
+  return need(values.scopes, "scopes").split(",").map((s) => s.trim()).filter(Boolean);
+}
+
 const [command, ...rest] = positionals;
 if (values.help || !command) {
   console.log(USAGE);
@@ -73,9 +81,7 @@ switch (command) {
     request = { method: "GET", path: "/admin/organizations" };
     break;
   case "create-key": {
-    const scopes = values["all-scopes"]
-      ? [...ALL_SCOPES]
-      : need(values.scopes, "scopes").split(",").map((s) => s.trim()).filter(Boolean);
+    const scopes = scopesArg();
     request = {
       method: "POST",
       path: `/admin/organizations/${need(values.org, "org")}/api-keys`,
@@ -98,6 +104,20 @@ switch (command) {
     };
     break;
   }
+  case "create-partner-app":
+    request = {
+      method: "POST",
+      path: "/admin/partner-apps",
+      body: { name: need(values.name, "name"), scopes: scopesArg() },
+    };
+    break;
+  case "grant":
+    request = {
+      method: "POST",
+      path: `/admin/partner-apps/${need(values.app, "app")}/grants`,
+      body: { organizationId: need(values.org, "org"), scopes: scopesArg() },
+    };
+    break;
   default:
     fail(`Unknown command "${command}"\n\n${USAGE}`);
 }

@@ -43,6 +43,11 @@ export interface RunningStack {
   kill(name: ServiceName | "gateway", signal?: Deno.Signal): Promise<void>;
   /** Starts a stopped process again on the same port. */
   restart(name: ServiceName | "gateway"): Promise<void>;
+  /**
+   * Starts another gateway process on new ports, sharing the database and services, as a second
+   * replica would. Stopped with the stack.
+   */
+  startGatewayReplica(): Promise<{ gatewayUrl: string; adminUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -98,13 +103,16 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     INTERNAL_SECRET: options.internalSecret,
     ...options.env,
   };
-  const envOf = (name: ServiceName | "gateway"): Record<string, string> => {
+  const envOf = (
+    name: ServiceName | "gateway",
+    ports = { gateway: gatewayPort, admin: adminPort },
+  ): Record<string, string> => {
     if (name === "gateway") {
       return {
         ...common,
         HOST: host,
-        PORT: String(gatewayPort),
-        ADMIN_PORT: String(adminPort),
+        PORT: String(ports.gateway),
+        ADMIN_PORT: String(ports.admin),
         PLATFORM_ADMIN_TOKEN: options.adminToken,
         QUOTES_URL: serviceUrls.quotes,
         CATALOGUE_URL: serviceUrls.catalogue,
@@ -125,12 +133,17 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   let stopping = false;
   let running = false;
   const processes: StackProcess[] = [];
-  const spawn = (name: ServiceName | "gateway", url: string): StackProcess => {
+  const spawn = (
+    name: ServiceName | "gateway",
+    url: string,
+    env: Record<string, string> = envOf(name),
+    logName: string = name,
+  ): StackProcess => {
     const stdout = options.logDir ? "piped" : "inherit";
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...RUN_FLAGS, new URL(ENTRY[name], ROOT).pathname],
       cwd: new URL(".", ROOT).pathname,
-      env: { ...envOf(name), [SUPERVISED_ENV]: "1" },
+      env: { ...env, [SUPERVISED_ENV]: "1" },
       // The child watches this pipe: when the supervisor dies, even by SIGKILL, it closes and
       // the child shuts itself down instead of living on as an orphan.
       stdin: "piped",
@@ -138,7 +151,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       stderr: stdout,
     }).spawn();
     if (options.logDir) {
-      const path = `${options.logDir}/${name}.log`;
+      const path = `${options.logDir}/${logName}.log`;
       void copyToFile(child.stdout, path);
       void copyToFile(child.stderr, path);
     }
@@ -201,6 +214,15 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       proc.expectedExit = true;
       if (!proc.exited) proc.child.kill(signal);
       await proc.child.status;
+    },
+    async startGatewayReplica() {
+      const ports = { gateway: freePort(), admin: freePort() };
+      const replicaIndex = processes.filter((p) => p.name === "gateway").length;
+      const url = `http://${connectHost}:${ports.gateway}`;
+      const proc = spawn("gateway", url, envOf("gateway", ports), `gateway-${replicaIndex + 1}`);
+      processes.push(proc);
+      await waitHealthy(proc, logHint);
+      return { gatewayUrl: url, adminUrl: `http://127.0.0.1:${ports.admin}` };
     },
     async restart(name) {
       const index = processes.findIndex((p) => p.name === name);

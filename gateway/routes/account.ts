@@ -12,7 +12,13 @@ export function describeCaller(principal: Principal): unknown {
 }
 
 /** Body of GET /v1/reference/limits: the values in force for this caller right now. */
-export function describeLimits(config: Config, principal: Principal): unknown {
+export function describeLimits(
+  config: Pick<
+    Config,
+    "RATE_LIMIT_PER_MINUTE" | "PAGE_SIZE_MAX" | "BULK_MAX_ROWS" | "MAX_BODY_BYTES"
+  >,
+  principal: Principal,
+): unknown {
   const requestsPerMinute = principal.requestsPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
   return {
     pageSizeMax: config.PAGE_SIZE_MAX,
