@@ -7,6 +7,8 @@
  * latency from a closed loop of single requests timed with performance.now(), since autocannon
  * reports whole milliseconds and the overhead under study is smaller than that.
  *
+ * It also times an idempotent replay (the same keyed POST again) and a 429 refusal.
+ *
  * Prints a table and writes the figures to bench-results/gateway.json. Nothing is asserted:
  * the goals (gateway p50 overhead ≤ 1 ms, throughput ≥ 60 % of direct) are reported.
  */
@@ -48,15 +50,16 @@ async function throughput(url: string, headers: Record<string, string>): Promise
 async function latency(
   url: string,
   headers: () => Promise<Record<string, string>>,
+  init: { method?: string; body?: string; expectStatus?: number } = {},
 ): Promise<{ p50Ms: number; p99Ms: number }> {
   const samples: number[] = [];
   for (let i = 0; i < LATENCY_SAMPLES + 100; i++) {
     const h = await headers();
     const started = performance.now();
-    const res = await fetch(url, { headers: h });
+    const res = await fetch(url, { headers: h, method: init.method ?? "GET", body: init.body });
     await res.arrayBuffer();
     const elapsed = performance.now() - started;
-    if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+    if (res.status !== (init.expectStatus ?? 200)) throw new Error(`${url} answered ${res.status}`);
     if (i >= 100) samples.push(elapsed); // the first 100 warm up connections and JIT
   }
   samples.sort((a, b) => a - b);
@@ -101,6 +104,12 @@ try {
   const org = (await adminCall("/admin/organizations", { name: "Bench Shop" })).data;
   const key =
     (await adminCall(`/admin/organizations/${org.id}/api-keys`, { scopes: ALL_SCOPES })).data;
+  // The load must measure the gateway, not its rate limiter refusing the load.
+  await fetch(`${stack.adminUrl}/admin/organizations/${org.id}/limits`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ requestsPerMinute: 1_000_000 }),
+  }).then((r) => r.arrayBuffer());
   for (let i = 0; i < 40; i++) {
     const res = await fetch(`${stack.gatewayUrl}/v1/quotes`, {
       method: "POST",
@@ -133,6 +142,44 @@ try {
   const directLatency = await latency(directUrl, directHeaders);
   const gatewayLatency = await latency(gatewayUrl, () => Promise.resolve(gatewayHeaders));
 
+  // An idempotent replay: the same keyed POST again, answered from the gateway's record.
+  const replayHeaders = {
+    ...gatewayHeaders,
+    "content-type": "application/json",
+    "idempotency-key": "bench-replay",
+  };
+  const replayBody = JSON.stringify({ reference: "replayed" });
+  const first = await fetch(`${stack.gatewayUrl}/v1/quotes`, {
+    method: "POST",
+    headers: replayHeaders,
+    body: replayBody,
+  });
+  await first.arrayBuffer();
+  const replayLatency = await latency(
+    `${stack.gatewayUrl}/v1/quotes`,
+    () => Promise.resolve(replayHeaders),
+    {
+      method: "POST",
+      body: replayBody,
+      expectStatus: 201,
+    },
+  );
+  // A refused request: an organisation limited to 1 request per minute, after its one request.
+  const limitedOrg = (await adminCall("/admin/organizations", { name: "Limited Shop" })).data;
+  const limitedKey = (await adminCall(`/admin/organizations/${limitedOrg.id}/api-keys`, {
+    scopes: ["quotes.read"],
+  })).data;
+  await fetch(`${stack.adminUrl}/admin/organizations/${limitedOrg.id}/limits`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ requestsPerMinute: 1 }),
+  }).then((r) => r.arrayBuffer());
+  const limitedHeaders = { "x-api-key": limitedKey.apiKey! };
+  await fetch(gatewayUrl, { headers: limitedHeaders }).then((r) => r.arrayBuffer());
+  const refusedLatency = await latency(gatewayUrl, () => Promise.resolve(limitedHeaders), {
+    expectStatus: 429,
+  });
+
   const direct: Figures = { requestsPerSecond: directRps, ...directLatency, non2xx: 0 };
   const gateway: Figures = { requestsPerSecond: gatewayRps, ...gatewayLatency, non2xx: 0 };
   const report = {
@@ -141,13 +188,14 @@ try {
     request: `GET ${PATH}`,
     direct,
     gateway,
+    idempotentReplay: replayLatency,
+    rateLimited429: refusedLatency,
     ratios: {
       throughputGatewayOverDirect: gatewayRps / directRps,
       p50OverheadMs: gatewayLatency.p50Ms - directLatency.p50Ms,
       p99OverheadMs: gatewayLatency.p99Ms - directLatency.p99Ms,
     },
     goals: { p50OverheadMsAtMost: 1, throughputRatioAtLeast: 0.6 },
-    notMeasuredYet: ["idempotent replay latency", "429 latency"],
   };
   const f = (n: number, digits = 2): string => n.toFixed(digits).padStart(10);
   console.log(`
@@ -160,6 +208,13 @@ gateway/direct throughput: ${
   } %   (goal ≥ 60 %)
 gateway p50 overhead:      ${report.ratios.p50OverheadMs.toFixed(3)} ms  (goal ≤ 1 ms)
 gateway p99 overhead:      ${report.ratios.p99OverheadMs.toFixed(3)} ms
+
+idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
+    replayLatency.p99Ms.toFixed(2)
+  } ms
+429 rate_limited          p50 ${refusedLatency.p50Ms.toFixed(2)} ms   p99 ${
+    refusedLatency.p99Ms.toFixed(2)
+  } ms
 `);
   await Deno.mkdir("bench-results", { recursive: true });
   await Deno.writeTextFile("bench-results/gateway.json", JSON.stringify(report, null, 2) + "\n");
