@@ -138,11 +138,43 @@ const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, OpenApiHeader>>>
   401: {
     "WWW-Authenticate": { description: "The expected credential.", schema: { type: "string" } },
   },
+  409: {
+    "Retry-After": {
+      description: "Sent with idempotency_request_in_flight: seconds before retrying.",
+      schema: { type: "integer", minimum: 0 },
+    },
+  },
+  429: {
+    "Retry-After": {
+      description: "Whole seconds until the credential's bucket holds a token again.",
+      schema: { type: "integer", minimum: 0 },
+    },
+  },
   503: {
     "Retry-After": {
       description: "Seconds to wait before retrying.",
       schema: { type: "integer", minimum: 0 },
     },
+  },
+};
+
+/** Headers on every authenticated response. */
+const SUCCESS_HEADERS: Record<string, OpenApiHeader> = {
+  "RateLimit-Policy": {
+    description: 'The credential\'s policy, e.g. `"default";q=600;w=60`.',
+    schema: { type: "string" },
+  },
+  "RateLimit": {
+    description: 'What is left, e.g. `"default";r=598;t=1` (remaining; seconds until full).',
+    schema: { type: "string" },
+  },
+  "X-Request-Id": { description: "The request's id, as logged.", schema: { type: "string" } },
+};
+
+const REPLAY_HEADER: Record<string, OpenApiHeader> = {
+  "Idempotency-Replayed": {
+    description: "`true` when this is the stored response of an earlier request with this key.",
+    schema: { type: "string", enum: ["true"] },
   },
 };
 
@@ -202,8 +234,12 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
 
     const responses: Record<string, OpenApiResponse | OpenApiReference> = {};
     for (const { status, root } of plan.responses) {
-      responses[status] = root === undefined ? { description: "No content" } : {
+      const headers = WRITE_METHODS.has(route.method)
+        ? { ...SUCCESS_HEADERS, ...REPLAY_HEADER }
+        : SUCCESS_HEADERS;
+      responses[status] = root === undefined ? { description: "No content", headers } : {
         description: status === "201" ? "Created" : "OK",
+        headers,
         content: { "application/json": { schema: outputResult.roots[root]! } },
       };
     }

@@ -244,7 +244,14 @@ Deno.test("buildOpenApiDocument() gives an id's input shape its own component wh
   const body = put.requestBody!.content["application/json"]!.schema;
   assert.deepEqual(asProps(body).amount, { $ref: "#/components/schemas/TestAmountInput" });
   assert.equal(put.requestBody!.required, true);
-  assert.deepEqual(put.responses["204"], { description: "No content" });
+  const noContent = put.responses["204"] as {
+    description: string;
+    content?: unknown;
+    headers?: Record<string, unknown>;
+  };
+  assert.equal(noContent.description, "No content");
+  assert.equal(noContent.content, undefined);
+  assert.ok(noContent.headers?.["Idempotency-Replayed"], "writes document the replay header");
   const get = test.paths["/v1/amounts/{amountId}"]!.get!;
   const okSchema = get.responses["200"] as { content: Record<string, { schema: JsonSchema }> };
   const data = asProps(okSchema.content["application/json"]!.schema).data as JsonSchema;
