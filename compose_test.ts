@@ -39,7 +39,7 @@ const GATEWAY_URL_VARS: Record<ServiceName, string> = {
   webhooks: "WEBHOOKS_URL",
 };
 
-/** Workspace folder of each process, where its Dockerfile, main.ts and migrations live. */
+/** Workspace folder of each process, where its main.ts and migrations live. */
 const MEMBER_DIRS: Record<AppName, string> = {
   gateway: "gateway",
   quotes: "services/quotes",
@@ -59,7 +59,7 @@ interface Healthcheck {
 
 interface ComposeService {
   image?: string;
-  build?: string | { context?: string; dockerfile?: string };
+  build?: string | { context?: string; dockerfile?: string; target?: string };
   environment?: Record<string, string | number | boolean | null> | string[];
   env_file?: unknown;
   healthcheck?: Healthcheck;
@@ -412,29 +412,38 @@ Deno.test("compose.yaml runs a healthy single-node kafka and passes it to no one
   }
 });
 
-Deno.test("each app service builds from its own Dockerfile with the whole workspace", async () => {
+Deno.test("each app service builds its own stage of the Dockerfile with the whole workspace", async () => {
   const { compose } = await loadCompose();
   const workspace: string[] = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)))
     .workspace;
+  const dockerfile = await Deno.readTextFile(new URL("Dockerfile", ROOT));
+  for (const member of workspace) {
+    const path = member.replace(/^\.\//, "");
+    assert.match(
+      dockerfile,
+      new RegExp(`^COPY ${path}/deno\\.json `, "m"),
+      `the Dockerfile must copy ${path}/deno.json: the workspace needs every member's`,
+    );
+  }
+  assert.match(dockerfile, /^FROM denoland\/deno:\d+\.\d+\.\d+ AS deps$/m, "pinned Deno image");
+  const stages = new Map<string, string>();
+  for (const part of dockerfile.split(/^(?=FROM )/m)) {
+    const stage = part.match(/^FROM \S+ AS (\S+)$/m)?.[1];
+    if (stage) stages.set(stage, part);
+  }
   for (const name of APPS) {
     const dir = MEMBER_DIRS[name];
     const build = serviceOf(compose, name).build;
-    assert.ok(build && typeof build === "object", `${name}: build needs context and dockerfile`);
+    assert.ok(build && typeof build === "object", `${name}: build needs context and target`);
     assert.equal(build.context, ".", `${name}: build context must be the repository root`);
-    assert.equal(build.dockerfile, `${dir}/Dockerfile`, `${name}: dockerfile`);
-    const dockerfile = await Deno.readTextFile(new URL(`${dir}/Dockerfile`, ROOT));
-    for (const member of workspace) {
-      const path = member.replace(/^\.\//, "");
-      assert.match(
-        dockerfile,
-        new RegExp(`^COPY ${path}/deno\\.json `, "m"),
-        `${dir}/Dockerfile must copy ${path}/deno.json: the workspace needs every member's`,
-      );
-    }
-    assert.match(dockerfile, /^FROM denoland\/deno:\d+\.\d+\.\d+$/m, `${name}: pinned Deno image`);
-    assert.match(dockerfile, /^USER deno$/m, `${name}: must not run as root`);
-    const cmd = dockerfile.match(/^CMD (\[.*\])$/m)?.[1];
-    assert.ok(cmd, `${dir}/Dockerfile needs an exec-form CMD`);
+    assert.equal(build.target, name, `${name}: target`);
+    const stage = stages.get(name);
+    assert.ok(stage, `the Dockerfile needs a stage named ${name}`);
+    assert.match(stage, /^FROM deps AS /m, `${name}: builds on the shared deps stage`);
+    assert.match(stage, new RegExp(`^COPY ${dir}/ ${dir}/$`, "m"), `${name}: copies its folder`);
+    assert.match(stage, /^USER deno$/m, `${name}: must not run as root`);
+    const cmd = stage.match(/^CMD (\[.*\])$/m)?.[1];
+    assert.ok(cmd, `${name}: needs an exec-form CMD`);
     const args: string[] = JSON.parse(cmd);
     assert.equal(args.at(-1), `${dir}/main.ts`, `${name}: CMD must run ${dir}/main.ts`);
     assert.ok(!args.includes("-A") && !args.includes("--allow-all"), `${name}: no --allow-all`);

