@@ -23,8 +23,8 @@ COPY shared/ shared/
 
 # --node-modules-dir=manual runs from the node_modules installed above and never downloads or
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
-# the process needs at run time (its migrations; for the gateway also node_modules, where /docs
-# finds the Swagger UI bundle).
+# the process needs at run time (the platform and its own migrations; for the gateway its
+# migrations and node_modules, where /docs finds the Swagger UI bundle).
 
 FROM deps AS gateway
 COPY gateway/ gateway/
@@ -34,24 +34,24 @@ CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/quotes/migrations", "services/quotes/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/quotes/migrations", "services/quotes/main.ts"]
 
 FROM deps AS catalogue
 COPY services/catalogue/ services/catalogue/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/catalogue/migrations", "services/catalogue/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/catalogue/migrations", "services/catalogue/main.ts"]
 
 FROM deps AS crm
 COPY services/crm/ services/crm/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/crm/migrations", "services/crm/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/crm/migrations", "services/crm/main.ts"]
 
 FROM deps AS proofs
 COPY services/proofs/ services/proofs/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/proofs/migrations", "services/proofs/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/proofs/migrations", "services/proofs/main.ts"]
 
 FROM deps AS webhooks
 COPY services/webhooks/ services/webhooks/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=services/webhooks/migrations", "services/webhooks/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/webhooks/migrations", "services/webhooks/main.ts"]

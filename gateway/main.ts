@@ -21,6 +21,8 @@ try {
     logger,
     {
       applicationName: "gateway",
+      // The gateway emits no events, so its schema has no outbox.
+      platform: false,
     },
   );
 } catch (error) {

@@ -59,6 +59,9 @@ export async function readMigrations(dir: URL): Promise<Migration[]> {
   // Without a trailing slash, relative URLs would resolve against the parent folder.
   if (!dir.pathname.endsWith("/")) dir = new URL(`${dir.href}/`);
   const migrations: Migration[] = [];
+  // A service without tables of its own yet has no folder; it still gets the platform track.
+  const exists = await Deno.stat(dir).then(() => true, () => false);
+  if (!exists) return migrations;
   for await (const entry of Deno.readDir(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".sql")) continue;
     const match = entry.name.match(MIGRATION_FILE);
@@ -88,6 +91,8 @@ export async function migrate(
   schema: string,
   migrations: Migration[],
   logger?: Logger,
+  /** Bookkeeping table: the service's own track, or the platform track shared/ owns. */
+  table: "schema_migrations" | "platform_migrations" = "schema_migrations",
 ): Promise<number[]> {
   return await withSpan("db.migrate", { "db.schema": schema }, async () => {
     const reserved = await sql.reserve();
@@ -95,13 +100,13 @@ export async function migrate(
     try {
       await reserved`SELECT pg_advisory_lock(hashtext(${lockKey}))`;
       await reserved.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await reserved.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".schema_migrations (
+      await reserved.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".${table} (
         version integer PRIMARY KEY,
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
       const rows = await reserved.unsafe<{ version: number }[]>(
-        `SELECT version FROM "${schema}".schema_migrations`,
+        `SELECT version FROM "${schema}".${table}`,
       );
       const done = new Set(rows.map((r) => r.version));
       const applied: number[] = [];
@@ -112,20 +117,20 @@ export async function migrate(
           await reserved.unsafe(`SET LOCAL search_path TO "${schema}"`);
           await reserved.unsafe(migration.sql);
           await reserved.unsafe(
-            `INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, $2)`,
+            `INSERT INTO "${schema}".${table} (version, name) VALUES ($1, $2)`,
             [migration.version, migration.name],
           );
           await reserved.unsafe("COMMIT");
         } catch (error) {
           await reserved.unsafe("ROLLBACK");
           throw new Error(
-            `Migration ${schema}/${migrationFile(migration)} failed: ${
-              error instanceof Error ? error.message : String(error)
-            }`,
+            `Migration ${schema}/${table === "platform_migrations" ? "platform/" : ""}${
+              migrationFile(migration)
+            } failed: ${error instanceof Error ? error.message : String(error)}`,
           );
         }
         applied.push(migration.version);
-        logger?.info("migration applied", { schema, version: migration.version });
+        logger?.info("migration applied", { schema, table, version: migration.version });
       }
       return applied;
     } finally {
@@ -135,15 +140,31 @@ export async function migrate(
   });
 }
 
+/**
+ * Tables every service schema has, whose shape shared/ owns (the outbox): applied to each
+ * service's schema on its own track, before the service's migrations.
+ */
+export const PLATFORM_MIGRATIONS: URL = new URL("./platform_migrations/", import.meta.url);
+
 /** Connects and migrates in one step, as every process entry point does at start. */
 export async function openDatabase(
   url: string,
   schema: string,
   migrationsDir: URL,
   logger?: Logger,
-  options: Omit<ConnectOptions, "schema"> = {},
+  options: Omit<ConnectOptions, "schema"> & { platform?: boolean } = {},
 ): Promise<Sql> {
-  const sql = connect(url, { ...options, schema });
+  const { platform = true, ...connectOptions } = options;
+  const sql = connect(url, { ...connectOptions, schema });
+  if (platform) {
+    await migrate(
+      sql,
+      schema,
+      await readMigrations(PLATFORM_MIGRATIONS),
+      logger,
+      "platform_migrations",
+    );
+  }
   await migrate(sql, schema, await readMigrations(migrationsDir), logger);
   return sql;
 }

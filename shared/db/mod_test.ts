@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createTestDatabase } from "@printshop/shared/testing";
-import { connect, migrate, type Migration, readMigrations, type Sql } from "./mod.ts";
+import { connect, migrate, type Migration, openDatabase, readMigrations, type Sql } from "./mod.ts";
 
 /** A temporary folder holding the given files, as a directory URL (trailing slash). */
 async function migrationDir(files: Record<string, string>): Promise<{ url: URL; path: string }> {
@@ -266,6 +266,31 @@ Deno.test("connect() resolves unqualified names in the given schema", async () =
     }]);
     const [row] = await sql<{ n: number }[]>`SELECT n FROM invoices`;
     assert.equal(row?.n, 7);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("openDatabase() gives every service schema the platform's outbox, even with no migrations of its own", async () => {
+  const db = await createTestDatabase();
+  const missing = new URL(`file:///nonexistent-${crypto.randomUUID()}/`);
+  const sql = await openDatabase(db.url, "bare", missing);
+  try {
+    const tables = await sql<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'bare'
+      ORDER BY table_name`;
+    assert.deepEqual(tables.map((t) => t.table_name), [
+      "outbox",
+      "platform_migrations",
+      "schema_migrations",
+    ]);
+    const platform = await sql`SELECT version, name FROM bare.platform_migrations`;
+    assert.deepEqual([...platform], [{ version: 1, name: "outbox" }]);
+    const again = await openDatabase(db.url, "bare", missing);
+    await again.end();
+    const count = await sql`SELECT count(*)::int AS n FROM bare.platform_migrations`;
+    assert.equal(count[0]!.n, 1, "a second start applies nothing twice");
   } finally {
     await sql.end();
     await db.drop();

@@ -55,16 +55,3 @@ CREATE TABLE quote_groups (
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX quote_groups_by_quote ON quote_groups (quote_id, sort_order, id);
-
--- Events are written here in the same transaction as the change they describe.
-CREATE TABLE outbox (
-  id uuid PRIMARY KEY,
-  organization_id uuid NOT NULL,
-  type text NOT NULL,
-  aggregate_id uuid,
-  payload jsonb NOT NULL,
-  traceparent text,
-  created_at timestamptz NOT NULL DEFAULT now(),
-  published_at timestamptz
-);
-CREATE INDEX outbox_unpublished ON outbox (created_at, id) WHERE published_at IS NULL;

@@ -1,5 +1,6 @@
--- Every service owns an outbox: events are written here in the same transaction as the change
--- they describe, and a relay publishes them (see the project's shared/ event bus).
+-- Every service schema has an outbox: an event is written here in the same transaction as the
+-- change it describes, and a relay publishes it. Its shape belongs to shared/, so it lives on
+-- the platform migration track rather than in each service's own files.
 CREATE TABLE outbox (
   id uuid PRIMARY KEY,
   organization_id uuid NOT NULL,
