@@ -113,7 +113,8 @@ export class Authenticator {
     const clientId = headers.get("x-api-key");
     const clientSecret = headers.get("x-api-secret") ?? "";
     const authorization = headers.get("authorization") ?? "";
-    const token = authorization.match(/^Bearer ([A-Za-z0-9._~+/=-]+)$/)?.[1];
+    // RFC 9110: the scheme name is case-insensitive.
+    const token = authorization.match(/^Bearer +([A-Za-z0-9._~+/=-]+)$/i)?.[1];
     if (!clientId) {
       throw unauthenticated("A partner request needs its client id in X-API-Key", BEARER_CHALLENGE);
     }
@@ -162,9 +163,12 @@ export class Authenticator {
         "This organisation has not authorised this partner app",
       );
     }
-    const tokenScopes = typeof check.payload.scope === "string"
-      ? new Set(check.payload.scope.split(" ").filter(Boolean))
-      : null;
+    // A scope claim that is not a space-separated string is malformed: it grants nothing,
+    // rather than being ignored and leaving the token unnarrowed.
+    const claim = check.payload.scope;
+    const tokenScopes = claim === undefined
+      ? null
+      : new Set(typeof claim === "string" ? claim.split(" ").filter(Boolean) : []);
     const scopes = app.scopes.filter((s) =>
       grant.scopes.includes(s) && (tokenScopes === null || tokenScopes.has(s))
     );
