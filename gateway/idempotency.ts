@@ -7,7 +7,7 @@ import { claimKey, completeKey, purgeExpired, releaseKey } from "./store/idempot
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Response headers replayed with a stored response. */
-const REPLAYED_HEADERS = ["content-type", "location"];
+const REPLAYED_HEADERS = ["content-type", "location", "cache-control"];
 
 /** The key of a write request, validated; null when the request carries none or is a read. */
 export function idempotencyKeyOf(request: Request): string | null {
@@ -87,28 +87,42 @@ export async function withIdempotency(
       { status: outcome.response.status, headers },
     );
   }
-  let response: Response;
+  // Until the response is stored, any failure gives the key back so a retry can run.
   try {
-    response = await execute();
+    const response = await execute();
+    if (response.status >= 500) {
+      await releaseKey(sql, principal, key);
+      return response;
+    }
+    const body = await readResponseBody(response);
+    const stored: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const value = response.headers.get(name);
+      if (value !== null) stored[name] = value;
+    }
+    await completeKey(sql, principal, key, { status: response.status, headers: stored, body });
+    return new Response(body.length > 0 ? body : null, {
+      status: response.status,
+      headers: response.headers,
+    });
   } catch (error) {
-    await releaseKey(sql, principal, key);
+    await releaseKey(sql, principal, key).catch(() => {});
     throw error;
   }
-  if (response.status >= 500) {
-    await releaseKey(sql, principal, key);
-    return response;
+}
+
+/** A body that breaks off (the service died, or the proxy timeout fired mid-body) is a 503. */
+async function readResponseBody(response: Response): Promise<Uint8Array<ArrayBuffer>> {
+  try {
+    return new Uint8Array(await response.arrayBuffer());
+  } catch {
+    throw new ApiError(
+      "service_unavailable",
+      "The service's response broke off; the request may be retried with the same key",
+      undefined,
+      { "Retry-After": "1" },
+    );
   }
-  const body = new Uint8Array(await response.arrayBuffer());
-  const stored: Record<string, string> = {};
-  for (const name of REPLAYED_HEADERS) {
-    const value = response.headers.get(name);
-    if (value !== null) stored[name] = value;
-  }
-  await completeKey(sql, principal, key, { status: response.status, headers: stored, body });
-  return new Response(body.length > 0 ? body : null, {
-    status: response.status,
-    headers: response.headers,
-  });
 }
 
 /** Purges expired records in the background every few minutes, off the request path. */

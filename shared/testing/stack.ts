@@ -69,6 +69,7 @@ export async function startTestStack(
   const stop = async (): Promise<void> => {
     await stack.stop();
     await db.drop().catch(() => {});
+    await Deno.remove(logDir, { recursive: true }).catch(() => {});
   };
   return {
     ...stack,
