@@ -12,7 +12,7 @@ import type { Config } from "./config.ts";
 import type { Authenticator, Principal } from "./auth.ts";
 import { idempotencyKeyOf, withIdempotency } from "./idempotency.ts";
 import { rateLimitHeaders, retryAfterSeconds } from "./domain/token_bucket.ts";
-import { takeToken } from "./store/rate_limits.ts";
+import type { RateLimiter } from "./rate_limiter.ts";
 import { assertJson, readLimitedBody } from "./body.ts";
 import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
@@ -25,6 +25,7 @@ export interface GatewayDeps {
   logger: Logger;
   contextKey: CryptoKey;
   authenticator: Authenticator;
+  rateLimiter: RateLimiter;
   fetch?: typeof fetch;
 }
 
@@ -81,7 +82,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     const policy = {
       requestsPerMinute: principal.requestsPerMinute ?? config.RATE_LIMIT_PER_MINUTE,
     };
-    const bucket = await takeToken(sql, principal.bucket, policy);
+    const bucket = await deps.rateLimiter.take(principal.bucket, policy);
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
       c.header(name, value);
     }

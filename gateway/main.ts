@@ -7,6 +7,7 @@ import { ConfigSchema } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
 import { createAdminApp } from "./admin_app.ts";
 import { Authenticator } from "./auth.ts";
+import { RateLimiter } from "./rate_limiter.ts";
 import { createPartnerTokenVerifier } from "./partner_tokens.ts";
 import { startIdempotencyPurge } from "./idempotency.ts";
 
@@ -44,11 +45,21 @@ const authenticator = new Authenticator(sql, {
 });
 const stopPurge = startIdempotencyPurge(sql, logger);
 
-const publicServer = Deno.serve({
-  hostname: config.HOST,
-  port: config.PORT,
-  onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "public" }),
-}, createGatewayApp({ config, sql, logger, contextKey, authenticator }).fetch);
+const publicServer = Deno.serve(
+  {
+    hostname: config.HOST,
+    port: config.PORT,
+    onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "public" }),
+  },
+  createGatewayApp({
+    config,
+    sql,
+    logger,
+    contextKey,
+    authenticator,
+    rateLimiter: new RateLimiter(sql),
+  }).fetch,
+);
 
 const adminServer = Deno.serve(
   {
