@@ -109,6 +109,33 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
       "--scopes",
       "quotes.read,quotes.write",
     ) as { apiKey: string; id: string };
+    const partner = await runAdmin(
+      dataDir,
+      adminPort,
+      "create-partner-app",
+      "--name",
+      "Integrator",
+      "--scopes",
+      "quotes.read",
+    ) as { id: string; clientId: string; clientSecret: string; scopes: string[] };
+    assert.match(partner.clientId, /^pca_/);
+    assert.match(partner.clientSecret, /^pcs_/);
+    const grant = await runAdmin(
+      dataDir,
+      adminPort,
+      "grant",
+      "--app",
+      partner.id,
+      "--org",
+      org.id,
+      "--scopes",
+      "quotes.read",
+    ) as { appId: string; organizationId: string; scopes: string[] };
+    assertEquals([grant.appId, grant.organizationId, grant.scopes], [partner.id, org.id, [
+      "quotes.read",
+    ]]);
+    await runAdmin(dataDir, adminPort, "set-limits", "--org", org.id, "--rpm", "1200");
+
     const created = await fetch(`${first.gatewayUrl}/v1/quotes`, {
       method: "POST",
       headers: { "x-api-key": key.apiKey, "content-type": "application/json" },
