@@ -38,30 +38,44 @@ export class RateLimiter {
   async take(principal: string, policy: BucketPolicy): Promise<BucketState> {
     const now = this.now();
     const lease = this.#leases.get(principal);
-    const current = lease && lease.expiresAt > now &&
+    const current = lease !== undefined && lease.expiresAt > now &&
       lease.requestsPerMinute === policy.requestsPerMinute;
     if (current && lease.left > 0) {
       lease.left -= 1;
       return { admitted: true, tokens: lease.bucketTokens + lease.left };
     }
-    const giveBack = lease && !current ? lease.left : 0;
+    // Claim an expired lease's leftovers before awaiting, so concurrent calls return them once.
+    let giveBack = 0;
+    if (lease && !current) {
+      giveBack = lease.left;
+      lease.left = 0;
+    }
     const previousWant = this.#wants.get(principal) ?? 1;
     const want = lease === undefined ? previousWant : current // used up before expiry: busy
       ? Math.min(previousWant * 2, maxLease(policy))
       : Math.max(1, Math.floor(previousWant / 2));
-    const result = await takeTokens(this.sql, principal, policy, want, giveBack);
-    if (this.#leases.size >= MAX_LEASES) this.#forgetOldest();
     this.#wants.set(principal, want);
-    this.#leases.set(principal, {
-      left: Math.max(0, result.granted - 1),
-      bucketTokens: result.tokens,
-      expiresAt: now + LEASE_LIFETIME_MS,
-      requestsPerMinute: policy.requestsPerMinute,
-    });
-    return {
-      admitted: result.admitted,
-      tokens: result.tokens + Math.max(0, result.granted - 1),
-    };
+    const result = await takeTokens(this.sql, principal, policy, want, giveBack);
+    const extra = Math.max(0, result.granted - 1);
+    // Concurrent calls for one principal each bring tokens back: add to a live lease rather
+    // than replace it, or the tokens it still holds would be lost.
+    const latest = this.#leases.get(principal);
+    const after = this.now();
+    if (
+      latest && latest.expiresAt > after && latest.requestsPerMinute === policy.requestsPerMinute
+    ) {
+      latest.left += extra;
+      latest.bucketTokens = result.tokens;
+    } else {
+      if (this.#leases.size >= MAX_LEASES) this.#forgetOldest();
+      this.#leases.set(principal, {
+        left: extra + (latest && latest !== lease ? latest.left : 0),
+        bucketTokens: result.tokens,
+        expiresAt: after + LEASE_LIFETIME_MS,
+        requestsPerMinute: policy.requestsPerMinute,
+      });
+    }
+    return { admitted: result.admitted, tokens: result.tokens + extra };
   }
 
   /** Drops the oldest leases; their unspent tokens refill anyway, so this is only stricter. */
