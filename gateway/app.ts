@@ -8,6 +8,7 @@ import {
   requestContext,
   type RequestVariables,
 } from "@printshop/shared/service-defaults";
+import type { ContextKey } from "@printshop/shared/internal-context";
 import type { Config } from "./config.ts";
 import type { Authenticator, Principal } from "./auth.ts";
 import { idempotencyKeyOf, withIdempotency } from "./idempotency.ts";
@@ -23,7 +24,7 @@ export interface GatewayDeps {
   config: Config;
   sql: Sql;
   logger: Logger;
-  contextKey: CryptoKey;
+  contextKey: ContextKey;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
   fetch?: typeof fetch;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Sql } from "@printshop/shared/db";
 import { ApiError } from "@printshop/shared/http";
 import { isUuid } from "@printshop/shared/ids";
@@ -58,7 +59,7 @@ export class Authenticator {
   }
 
   async authenticate(headers: Headers): Promise<Principal> {
-    const cacheKey = await credentialFingerprint(headers);
+    const cacheKey = credentialFingerprint(headers);
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expiresAt > this.#now()) return cached.principal;
     const { principal, expiresAt } = headers.has("x-api-secret")
@@ -187,11 +188,10 @@ export class Authenticator {
 }
 
 /** SHA-256 of every credential header, so the cache never holds a credential itself. */
-async function credentialFingerprint(headers: Headers): Promise<string> {
+function credentialFingerprint(headers: Headers): string {
   const material = ["x-api-key", "x-api-secret", "authorization", "x-service-organization-id"]
     .map((name) => headers.get(name) ?? "").join("\n");
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(material));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return createHash("sha256").update(material).digest("hex");
 }
 
 /** A tenant key may name its own organisation in X-Service-Organization-Id, and no other. */

@@ -1,5 +1,6 @@
 import { ApiError } from "@printshop/shared/http";
 import {
+  type ContextKey,
   INTERNAL_CONTEXT_HEADER,
   type InternalContext,
   signInternalContext,
@@ -18,7 +19,7 @@ export interface ProxyTarget {
 }
 
 export interface ProxyOptions {
-  contextKey: CryptoKey;
+  contextKey: ContextKey;
   timeoutMs: number;
   fetch?: typeof fetch;
 }

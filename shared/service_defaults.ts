@@ -4,6 +4,7 @@ import type { Logger } from "./log.ts";
 import { ApiError, errorBody } from "./http/errors.ts";
 import { ok } from "./http/envelope.ts";
 import {
+  type ContextKey,
   INTERNAL_CONTEXT_HEADER,
   type InternalContext,
   verifyInternalContext,
@@ -31,7 +32,7 @@ export interface ServiceDefaultsOptions {
   service: Owner;
   logger: Logger;
   /** HMAC key of INTERNAL_SECRET; services refuse /v1 requests without a valid context. */
-  contextKey: CryptoKey;
+  contextKey: ContextKey;
   /** Extra readiness checks for /healthz, e.g. the database; throw to report unhealthy. */
   ready?: () => Promise<void>;
 }

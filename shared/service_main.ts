@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { loadConfigOrExit } from "./config.ts";
 import { createLogger, type Logger, type LogLevel } from "./log.ts";
 import { openDatabase, type Sql } from "./db/mod.ts";
-import { importContextKey } from "./internal_context.ts";
+import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
 import { onShutdown } from "./lifecycle.ts";
 
@@ -19,7 +19,7 @@ export interface ServiceDeps<C> {
   config: C;
   sql: Sql;
   logger: Logger;
-  contextKey: CryptoKey;
+  contextKey: ContextKey;
 }
 
 export interface RunServiceOptions<S extends z.ZodObject> {

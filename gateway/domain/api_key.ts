@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 
 /**
  * Tenant API keys look like `psk_<lookup>_<secret>`: the lookup finds the row by index, the
@@ -42,10 +42,9 @@ export function parseApiKey(token: string): ParsedApiKey | null {
   return match ? { lookup: match[1]!, secret: match[2]! } : null;
 }
 
-export async function hashSecret(secret: string): Promise<Uint8Array> {
-  return new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)),
-  );
+/** SHA-256 of a secret. Synchronous node:crypto: it runs on every uncached authentication. */
+export function hashSecret(secret: string): Promise<Uint8Array> {
+  return Promise.resolve(new Uint8Array(createHash("sha256").update(secret).digest()));
 }
 
 /** Constant-time equality of two hashes (or any byte strings of equal length). */

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { openDatabase, type Sql } from "../db/mod.ts";
 import { createLogger, type Logger } from "../log.ts";
 import {
+  type ContextKey,
   importContextKey,
   INTERNAL_CONTEXT_HEADER,
   type InternalContext,
@@ -20,7 +21,7 @@ export interface ServiceHarness<C> {
   app: Hono<ServiceEnv>;
   sql: Sql;
   deps: ServiceDeps<C>;
-  contextKey: CryptoKey;
+  contextKey: ContextKey;
   request(
     method: string,
     path: string,
