@@ -204,6 +204,7 @@ Deno.test("buildOpenApiDocument() turns each query key into a parameter, as the 
     "search",
     "sortField",
     "sortDirection",
+    "filters",
   ]);
   assert.ok(query.every((p) => p.required === false));
   // limit is parsed from a string; the input side documents the string, not the number.

@@ -150,6 +150,21 @@ export function canSeeCosts(c: ServiceContext): boolean {
   return c.get("auth").scopes.includes(COSTS_READ);
 }
 
+/** The fields that carry the shop's costs; only a costs.read caller sees or sets them. */
+export const COST_FIELDS = ["buyPrice", "extraCost", "setupCost", "unitCost"] as const;
+
+/** A write that sets a cost field needs costs.read: 403 insufficient_scope otherwise. */
+export function assertMayWriteCosts(c: ServiceContext, body: object): void {
+  if (canSeeCosts(c)) return;
+  const given = COST_FIELDS.filter((field) => field in body);
+  if (given.length > 0) {
+    throw new ApiError(
+      "insufficient_scope",
+      `Setting ${given.map((f) => `"${f}"`).join(", ")} needs scope "${COSTS_READ}"`,
+    );
+  }
+}
+
 /** Maps a thrown error to its envelope; the unexpected is logged and answered without detail. */
 export function errorToResponse(error: unknown, c: Context): Response {
   if (error instanceof ApiError) {

@@ -4,6 +4,10 @@ import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "./config.ts";
 import { quoteRoutes } from "./routes/quotes.ts";
 import { groupRoutes } from "./routes/groups.ts";
+import { lineRoutes } from "./routes/lines.ts";
+import { decorationRoutes } from "./routes/decorations.ts";
+import { markupGroupRoutes } from "./routes/markup_groups.ts";
+import { taxRateRoutes } from "./routes/tax_rates.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   const app = createServiceApp({
@@ -14,7 +18,12 @@ export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
       await deps.sql`SELECT 1`;
     },
   });
-  app.route("/", quoteRoutes({ sql: deps.sql, pageSizeMax: deps.config.PAGE_SIZE_MAX }));
-  app.route("/", groupRoutes({ sql: deps.sql }));
+  const { sql } = deps;
+  app.route("/", quoteRoutes({ sql, pageSizeMax: deps.config.PAGE_SIZE_MAX }));
+  app.route("/", groupRoutes({ sql }));
+  app.route("/", lineRoutes({ sql }));
+  app.route("/", decorationRoutes({ sql }));
+  app.route("/", markupGroupRoutes({ sql }));
+  app.route("/", taxRateRoutes({ sql }));
   return app;
 }

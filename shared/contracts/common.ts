@@ -46,3 +46,6 @@ export const SortDirection = z.enum(["asc", "desc"], { error: "Must be asc or de
 /** Parses a non-negative integer query parameter. */
 export const NonNegativeIntParam = z.string().regex(/^\d{1,9}$/, "Must be a whole number ≥ 0")
   .transform(Number);
+
+/** `data` of a DELETE: the id of what is gone. */
+export const Deleted = z.object({ id: Uuid }).meta({ id: "Deleted" });

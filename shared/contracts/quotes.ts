@@ -8,6 +8,7 @@ import {
   Text,
   Uuid,
 } from "./common.ts";
+import { QuoteGroupDecoration, QuoteLine } from "./quote_items.ts";
 
 export const QUOTE_STATUSES = ["draft", "sent", "approved", "declined", "expired"] as const;
 export const QuoteStatus = z.enum(QUOTE_STATUSES, {
@@ -25,8 +26,8 @@ export const QuoteGroup = z.object({
   rollUpSetup: z.boolean(),
   createdAt: DateTime,
   updatedAt: DateTime,
-  lines: z.array(z.unknown()),
-  decorations: z.array(z.unknown()),
+  lines: z.array(QuoteLine),
+  decorations: z.array(QuoteGroupDecoration),
 }).meta({ id: "QuoteGroup" });
 export type QuoteGroup = z.infer<typeof QuoteGroup>;
 
@@ -80,6 +81,7 @@ export const QuoteFields = {
   jobRef: Text(200).nullable(),
   invoiceId: Text(200).nullable(),
   invoiceStatus: Text(100).nullable(),
+  taxRateId: Uuid.nullable(),
 };
 
 export const CreateQuoteBody = z.strictObject(
@@ -88,6 +90,19 @@ export const CreateQuoteBody = z.strictObject(
   ) as { [K in keyof typeof QuoteFields]: z.ZodOptional<typeof QuoteFields[K]> },
 ).meta({ id: "CreateQuoteBody" });
 export type CreateQuoteBody = z.infer<typeof CreateQuoteBody>;
+
+export const UpdateQuoteBody = z.strictObject(
+  Object.fromEntries(
+    Object.entries(QuoteFields).map(([k, v]) => [k, v.optional()]),
+  ) as { [K in keyof typeof QuoteFields]: z.ZodOptional<typeof QuoteFields[K]> },
+).meta({ id: "UpdateQuoteBody" });
+export type UpdateQuoteBody = z.infer<typeof UpdateQuoteBody>;
+
+export const QuoteStatusBody = z.strictObject({
+  status: QuoteStatus,
+  sentToEmail: Email.optional(),
+}).meta({ id: "QuoteStatusBody" });
+export type QuoteStatusBody = z.infer<typeof QuoteStatusBody>;
 
 export const CreateQuoteGroupBody = z.strictObject({
   name: Text(200),
@@ -116,6 +131,7 @@ export const ListQuotesQuery = z.strictObject({
     error: `Must be one of ${QUOTE_SORT_FIELDS.join(", ")}`,
   }).optional(),
   sortDirection: SortDirection.optional(),
+  filters: z.string().max(20_000, "Must be at most 20000 characters").optional(),
 });
 export type ListQuotesQuery = z.infer<typeof ListQuotesQuery>;
 

@@ -1,9 +1,22 @@
 import { Hono } from "hono";
-import { CreateQuoteBody, ListQuotesQuery } from "@printshop/shared/contracts";
+import {
+  CreateQuoteBody,
+  ListQuotesQuery,
+  QuoteStatusBody,
+  UpdateQuoteBody,
+} from "@printshop/shared/contracts";
 import { created, notFound, ok, readBody, readQuery, readUuidParam } from "@printshop/shared/http";
-import type { ServiceEnv } from "@printshop/shared/service-defaults";
+import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
-import { createQuote, findQuote, listQuotes, salesRepFacet } from "../store/quotes.ts";
+import {
+  createQuote,
+  deleteQuote,
+  findQuote,
+  listQuotes,
+  salesRepFacet,
+  setQuoteStatus,
+  updateQuote,
+} from "../store/quotes.ts";
 
 export interface QuoteRoutesDeps {
   sql: Sql;
@@ -15,14 +28,14 @@ export function quoteRoutes({ sql, pageSizeMax }: QuoteRoutesDeps): Hono<Service
 
   app.post("/v1/quotes", async (c) => {
     const input = await readBody(c, CreateQuoteBody);
-    const quote = await createQuote(sql, c.get("auth").organizationId, input);
+    const quote = await createQuote(sql, c.get("auth").organizationId, input, canSeeCosts(c));
     return created(c, quote, "Quote created");
   });
 
   app.get("/v1/quotes", async (c) => {
     const query = readQuery(c, ListQuotesQuery);
     const limit = Math.min(query.limit ?? pageSizeMax, pageSizeMax);
-    return ok(c, await listQuotes(sql, c.get("auth").organizationId, query, limit));
+    return ok(c, await listQuotes(sql, c.get("auth").organizationId, query, limit, canSeeCosts(c)));
   });
 
   app.get("/v1/quotes/facets", async (c) => {
@@ -32,9 +45,43 @@ export function quoteRoutes({ sql, pageSizeMax }: QuoteRoutesDeps): Hono<Service
 
   app.get("/v1/quotes/:quoteId", async (c) => {
     const quoteId = readUuidParam(c, "quoteId");
-    const quote = await findQuote(sql, c.get("auth").organizationId, quoteId);
+    const quote = await findQuote(sql, c.get("auth").organizationId, quoteId, canSeeCosts(c));
     if (!quote) throw notFound("Quote", quoteId);
     return ok(c, quote);
+  });
+
+  app.patch("/v1/quotes/:quoteId", async (c) => {
+    const quoteId = readUuidParam(c, "quoteId");
+    const input = await readBody(c, UpdateQuoteBody);
+    const quote = await updateQuote(
+      sql,
+      c.get("auth").organizationId,
+      quoteId,
+      input,
+      canSeeCosts(c),
+    );
+    return ok(c, quote, { message: "Quote updated" });
+  });
+
+  app.delete("/v1/quotes/:quoteId", async (c) => {
+    const quoteId = readUuidParam(c, "quoteId");
+    if (!(await deleteQuote(sql, c.get("auth").organizationId, quoteId))) {
+      throw notFound("Quote", quoteId);
+    }
+    return ok(c, { id: quoteId }, { message: "Quote deleted" });
+  });
+
+  app.post("/v1/quotes/:quoteId/status", async (c) => {
+    const quoteId = readUuidParam(c, "quoteId");
+    const input = await readBody(c, QuoteStatusBody);
+    const quote = await setQuoteStatus(
+      sql,
+      c.get("auth").organizationId,
+      quoteId,
+      input,
+      canSeeCosts(c),
+    );
+    return ok(c, quote, { message: `Quote is ${quote.status}` });
   });
 
   return app;

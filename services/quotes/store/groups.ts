@@ -1,42 +1,154 @@
-import type { Sql } from "@printshop/shared/db";
-import type { CreateQuoteGroupBody, QuoteGroup } from "@printshop/shared/contracts";
+import type { Queryable, Sql } from "@printshop/shared/db";
+import type {
+  CreateQuoteGroupBody,
+  QuoteGroup,
+  ReorderBody,
+  UpdateQuoteGroupBody,
+} from "@printshop/shared/contracts";
+import { ApiError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { insertPosition } from "../domain/ordering.ts";
-import { GROUP_COLUMNS, type GroupRow, toGroup } from "./rows.ts";
+import { renumber } from "../domain/reorder.ts";
+import { lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { lockGroup } from "./lines.ts";
+import { groupWithItems } from "./read_model.ts";
+import { rowsOfGroup, writeOrder } from "./row_order.ts";
 
-/**
- * Adds a group to a quote of this organisation; null when there is no such quote. The quote row
- * is locked so concurrent inserts into the same quote renumber one after the other.
- */
+/** Groups of a quote keep a 1..n order of their own; this writes it after a change. */
+async function placeGroup(
+  tx: Queryable,
+  quoteId: string,
+  groupId: string,
+  position: number | undefined,
+): Promise<void> {
+  const rows = await tx<{ id: string }[]>`
+    SELECT id FROM quote_groups WHERE quote_id = ${quoteId} AND id <> ${groupId}
+    ORDER BY sort_order, id`;
+  const others = rows.map((r) => r.id);
+  const index = position === undefined
+    ? others.length
+    : Math.min(Math.max(position, 1), others.length + 1) - 1;
+  const ordered = groupId === "" ? others : [
+    ...others.slice(0, index),
+    groupId,
+    ...others.slice(index),
+  ];
+  if (ordered.length === 0) return;
+  await tx`
+    UPDATE quote_groups AS g SET sort_order = u.sort_order
+    FROM unnest(${ordered}::uuid[], ${ordered.map((_, i) => i + 1)}::int[]) AS u(id, sort_order)
+    WHERE g.id = u.id AND g.sort_order <> u.sort_order`;
+}
+
+/** Adds a group to a draft quote of this organisation. */
 export async function createGroup(
   sql: Sql,
   organizationId: string,
   quoteId: string,
   input: CreateQuoteGroupBody,
-): Promise<QuoteGroup | null> {
+  costs: boolean,
+): Promise<QuoteGroup> {
   return await sql.begin(async (tx) => {
-    const [quote] = await tx`
-      SELECT id FROM quotes WHERE organization_id = ${organizationId} AND id = ${quoteId}
-      FOR UPDATE`;
-    if (!quote) return null;
-    const [counted] = await tx<{ count: number }[]>`
-      SELECT count(*)::int AS count FROM quote_groups WHERE quote_id = ${quoteId}`;
-    const position = insertPosition(counted!.count, input.sortOrder);
+    await lockQuoteForEdit(tx, organizationId, quoteId);
+    const id = uuidv7();
     await tx`
-      UPDATE quote_groups SET sort_order = sort_order + 1, updated_at = now()
-      WHERE quote_id = ${quoteId} AND sort_order >= ${position}`;
-    const [row] = await tx<GroupRow[]>`
       INSERT INTO quote_groups (id, organization_id, quote_id, name, sort_order)
-      VALUES (${uuidv7()}, ${organizationId}, ${quoteId}, ${input.name}, ${position})
-      RETURNING ${tx.unsafe(GROUP_COLUMNS)}`;
+      VALUES (${id}, ${organizationId}, ${quoteId}, ${input.name}, 100000)`;
+    await placeGroup(tx, quoteId, id, input.sortOrder);
     await tx`UPDATE quotes SET updated_at = now() WHERE id = ${quoteId}`;
-    const group = toGroup(row!);
+    const group = (await groupWithItems(tx, quoteId, id, costs))!;
     await writeEvent(tx, {
       organizationId,
       type: "quote_group.created",
-      aggregateId: group.id,
-      payload: group,
+      aggregateId: id,
+      payload: await groupWithItems(tx, quoteId, id, true),
+    });
+    return group;
+  });
+}
+
+export async function updateGroup(
+  sql: Sql,
+  organizationId: string,
+  groupId: string,
+  input: UpdateQuoteGroupBody,
+  costs: boolean,
+): Promise<QuoteGroup> {
+  return await sql.begin(async (tx) => {
+    const quote = await lockGroup(tx, organizationId, groupId);
+    const changes: Record<string, unknown> = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.rollUpDecoration !== undefined) changes.roll_up_decoration = input.rollUpDecoration;
+    if (input.rollUpSetup !== undefined) changes.roll_up_setup = input.rollUpSetup;
+    if (Object.keys(changes).length > 0) {
+      await tx`UPDATE quote_groups SET ${tx(changes)}, updated_at = now() WHERE id = ${groupId}`;
+    }
+    if (input.sortOrder !== undefined) await placeGroup(tx, quote.id, groupId, input.sortOrder);
+    const group = (await groupWithItems(tx, quote.id, groupId, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_group.updated",
+      aggregateId: groupId,
+      payload: await groupWithItems(tx, quote.id, groupId, true),
+    });
+    return group;
+  });
+}
+
+export async function deleteGroup(
+  sql: Sql,
+  organizationId: string,
+  groupId: string,
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    const quote = await lockGroup(tx, organizationId, groupId);
+    await tx`DELETE FROM quote_groups WHERE id = ${groupId}`;
+    await placeGroup(tx, quote.id, "", undefined);
+    await recomputeQuote(tx, organizationId, quote);
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_group.deleted",
+      aggregateId: groupId,
+      payload: { id: groupId, quoteId: quote.id },
+    });
+  });
+}
+
+/**
+ * Renumbers a group's lines and decorations 1..n in the order given. The list must name every
+ * row of the group exactly once; anything else is a 400 listing each problem.
+ */
+export async function reorderGroup(
+  sql: Sql,
+  organizationId: string,
+  groupId: string,
+  input: ReorderBody,
+  costs: boolean,
+): Promise<QuoteGroup> {
+  return await sql.begin(async (tx) => {
+    const quote = await lockGroup(tx, organizationId, groupId);
+    const result = renumber(await rowsOfGroup(tx, groupId), input.items);
+    if (!result.ok) {
+      throw new ApiError(
+        "validation_error",
+        `Cannot reorder group "${groupId}": ${result.problems[0]!.message}`,
+        result.problems.map((p) => ({
+          path: `items.${input.items.findIndex((i) => i.id === p.item.id)}`.replace(
+            "items.-1",
+            "items",
+          ),
+          message: p.message,
+        })),
+      );
+    }
+    await writeOrder(tx, result.assignments);
+    await tx`UPDATE quote_groups SET updated_at = now() WHERE id = ${groupId}`;
+    const group = (await groupWithItems(tx, quote.id, groupId, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_group.reordered",
+      aggregateId: groupId,
+      payload: await groupWithItems(tx, quote.id, groupId, true),
     });
     return group;
   });

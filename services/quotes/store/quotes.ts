@@ -1,16 +1,21 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
-import type { CreateQuoteBody, ListQuotesQuery, Quote } from "@printshop/shared/contracts";
+import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import type {
+  CreateQuoteBody,
+  ListQuotesQuery,
+  Quote,
+  QuoteStatus,
+  UpdateQuoteBody,
+} from "@printshop/shared/contracts";
+import { ApiError, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
+import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
-import {
-  GROUP_COLUMNS,
-  type GroupRow,
-  QUOTE_COLUMNS,
-  type QuoteRow,
-  toGroup,
-  toQuote,
-} from "./rows.ts";
+import { canMove, isReopen } from "../domain/status.ts";
+import { QUOTE_COLUMNS, type QuoteRow, toQuote } from "./rows.ts";
+import { groupsOfQuotes } from "./read_model.ts";
+import { recomputeQuote } from "./aggregate.ts";
+import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 
 const SORT_COLUMNS: Record<NonNullable<ListQuotesQuery["sortField"]>, string> = {
   createdAt: "created_at",
@@ -22,6 +27,33 @@ const SORT_COLUMNS: Record<NonNullable<ListQuotesQuery["sortField"]>, string> = 
   deliveryDate: "delivery_date",
 };
 
+/** What `filters` may name on the quote list, and the type each value must have. */
+export const QUOTE_FILTER_FIELDS: FilterFields = {
+  status: {
+    column: "status",
+    type: "enum",
+    values: ["draft", "sent", "approved", "declined", "expired"],
+  },
+  quoteRef: { column: "quote_ref", type: "text" },
+  reference: { column: "reference", type: "text" },
+  clientId: { column: "client_id", type: "uuid" },
+  contactId: { column: "contact_id", type: "uuid" },
+  salesRepEmail: { column: "sales_rep_email", type: "text" },
+  deliveryMethod: { column: "delivery_method", type: "text" },
+  deliveryDate: { column: "delivery_date", type: "date" },
+  productionDeadline: { column: "production_deadline", type: "date" },
+  invoiceDueDate: { column: "invoice_due_date", type: "date" },
+  jobId: { column: "job_id", type: "text" },
+  jobRef: { column: "job_ref", type: "text" },
+  invoiceId: { column: "invoice_id", type: "text" },
+  invoiceStatus: { column: "invoice_status", type: "text" },
+  subtotalExGst: { column: "subtotal_ex_gst", type: "number" },
+  totalIncGst: { column: "total_inc_gst", type: "number" },
+  createdAt: { column: "created_at", type: "datetime" },
+  updatedAt: { column: "updated_at", type: "datetime" },
+  sentAt: { column: "sent_at", type: "datetime" },
+};
+
 async function nextQuoteNumber(tx: Queryable, organizationId: string): Promise<number> {
   const [row] = await tx<{ last_number: number }[]>`
     INSERT INTO quote_ref_counters (organization_id, last_number) VALUES (${organizationId}, 1)
@@ -31,53 +63,81 @@ async function nextQuoteNumber(tx: Queryable, organizationId: string): Promise<n
   return row!.last_number;
 }
 
-/** Loads the groups of many quotes in one statement, keyed by quote id. */
-async function groupsByQuote(sql: Queryable, quoteIds: string[]): Promise<Map<string, GroupRow[]>> {
-  const byQuote = new Map<string, GroupRow[]>();
-  if (quoteIds.length === 0) return byQuote;
-  const rows = await sql<GroupRow[]>`
-    SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM quote_groups
-    WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY quote_id, sort_order, id`;
-  for (const row of rows) {
-    const list = byQuote.get(row.quote_id) ?? [];
-    list.push(row);
-    byQuote.set(row.quote_id, list);
-  }
-  return byQuote;
+async function assemble(sql: Queryable, rows: QuoteRow[], costs: boolean): Promise<Quote[]> {
+  const groups = await groupsOfQuotes(sql, rows.map((r) => r.id), costs);
+  return rows.map((row) => toQuote(row, groups.get(row.id) ?? []));
 }
 
-async function assemble(sql: Queryable, rows: QuoteRow[]): Promise<Quote[]> {
-  const groups = await groupsByQuote(sql, rows.map((r) => r.id));
-  return rows.map((row) => toQuote(row, (groups.get(row.id) ?? []).map(toGroup)));
+/** The tax rate a quote names, or the organisation's default; an unknown id is a 400. */
+async function taxRateFor(
+  tx: Queryable,
+  organizationId: string,
+  taxRateId: string | null | undefined,
+): Promise<{ id: string; name: string; ratePct: string }> {
+  if (!taxRateId) return await ensureDefaultTaxRate(tx, organizationId);
+  const rate = await findTaxRate(tx, organizationId, taxRateId);
+  if (!rate) {
+    throw new ApiError("validation_error", `Tax rate "${taxRateId}" was not found`, [
+      { path: "taxRateId", message: "No such tax rate in this organisation" },
+    ]);
+  }
+  return rate;
+}
+
+async function readQuote(
+  sql: Queryable,
+  organizationId: string,
+  quoteId: string,
+  costs: boolean,
+): Promise<Quote | null> {
+  const rows = await sql<QuoteRow[]>`
+    SELECT ${sql.unsafe(QUOTE_COLUMNS)} FROM quotes
+    WHERE organization_id = ${organizationId} AND id = ${quoteId}`;
+  const [quote] = await assemble(sql, rows, costs);
+  return quote ?? null;
+}
+
+/** The full quote, as a costs.read subscriber will see it, for event payloads. */
+function eventPayload(
+  tx: Queryable,
+  organizationId: string,
+  quoteId: string,
+): Promise<Quote | null> {
+  return readQuote(tx, organizationId, quoteId, true);
 }
 
 export async function createQuote(
   sql: Sql,
   organizationId: string,
   input: CreateQuoteBody,
+  costs: boolean,
 ): Promise<Quote> {
   return await sql.begin(async (tx) => {
+    const rate = await taxRateFor(tx, organizationId, input.taxRateId);
     const number = await nextQuoteNumber(tx, organizationId);
-    const [row] = await tx<QuoteRow[]>`
+    const id = uuidv7();
+    await tx`
       INSERT INTO quotes (
         id, organization_id, quote_number, quote_ref, reference, client_id, contact_id,
         shipping_address_id, sales_rep_email, delivery_method, delivery_date, production_deadline,
-        invoice_due_date, notes, mock_id, job_id, job_ref, invoice_id, invoice_status
+        invoice_due_date, notes, mock_id, job_id, job_ref, invoice_id, invoice_status,
+        tax_rate_id, tax_name, tax_rate_pct
       ) VALUES (
-        ${uuidv7()}, ${organizationId}, ${number}, ${formatQuoteRef(number)},
+        ${id}, ${organizationId}, ${number}, ${formatQuoteRef(number)},
         ${input.reference ?? null}, ${input.clientId ?? null}, ${input.contactId ?? null},
         ${input.shippingAddressId ?? null}, ${input.salesRepEmail ?? null},
         ${input.deliveryMethod ?? null}, ${input.deliveryDate ?? null},
         ${input.productionDeadline ?? null}, ${input.invoiceDueDate ?? null},
         ${input.notes ?? null}, ${input.mockId ?? null}, ${input.jobId ?? null},
-        ${input.jobRef ?? null}, ${input.invoiceId ?? null}, ${input.invoiceStatus ?? null}
-      ) RETURNING ${tx.unsafe(QUOTE_COLUMNS)}`;
-    const quote = toQuote(row!, []);
+        ${input.jobRef ?? null}, ${input.invoiceId ?? null}, ${input.invoiceStatus ?? null},
+        ${rate.id}, ${rate.name}, ${rate.ratePct}
+      )`;
+    const quote = (await readQuote(tx, organizationId, id, costs))!;
     await writeEvent(tx, {
       organizationId,
       type: "quote.created",
-      aggregateId: quote.id,
-      payload: quote,
+      aggregateId: id,
+      payload: await eventPayload(tx, organizationId, id),
     });
     return quote;
   });
@@ -87,12 +147,168 @@ export async function findQuote(
   sql: Queryable,
   organizationId: string,
   quoteId: string,
+  costs: boolean,
 ): Promise<Quote | null> {
-  const rows = await sql<QuoteRow[]>`
-    SELECT ${sql.unsafe(QUOTE_COLUMNS)} FROM quotes
-    WHERE organization_id = ${organizationId} AND id = ${quoteId}`;
-  const [quote] = await assemble(sql, rows);
-  return quote ?? null;
+  return await readQuote(sql, organizationId, quoteId, costs);
+}
+
+const COLUMN_OF: Record<keyof UpdateQuoteBody, string> = {
+  reference: "reference",
+  clientId: "client_id",
+  contactId: "contact_id",
+  shippingAddressId: "shipping_address_id",
+  salesRepEmail: "sales_rep_email",
+  deliveryMethod: "delivery_method",
+  deliveryDate: "delivery_date",
+  productionDeadline: "production_deadline",
+  invoiceDueDate: "invoice_due_date",
+  notes: "notes",
+  mockId: "mock_id",
+  jobId: "job_id",
+  jobRef: "job_ref",
+  invoiceId: "invoice_id",
+  invoiceStatus: "invoice_status",
+  taxRateId: "tax_rate_id",
+};
+
+async function lockQuote(
+  tx: TransactionSql,
+  organizationId: string,
+  quoteId: string,
+): Promise<{ id: string; status: QuoteStatus; tax_rate_pct: string }> {
+  const [row] = await tx<{ id: string; status: QuoteStatus; tax_rate_pct: string }[]>`
+    SELECT id, status, tax_rate_pct FROM quotes
+    WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
+  if (!row) throw notFound("Quote", quoteId);
+  return row;
+}
+
+/**
+ * Changes a quote's own fields. These are references and dates an integrator keeps in step at
+ * any status; a new tax rate is the exception: it changes the totals, so only a draft takes it.
+ */
+export async function updateQuote(
+  sql: Sql,
+  organizationId: string,
+  quoteId: string,
+  input: UpdateQuoteBody,
+  costs: boolean,
+): Promise<Quote> {
+  return await sql.begin(async (tx) => {
+    const locked = await lockQuote(tx, organizationId, quoteId);
+    const changes: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) {
+      if (value !== undefined && key !== "taxRateId") {
+        changes[COLUMN_OF[key as keyof UpdateQuoteBody]] = value;
+      }
+    }
+    let taxRatePct = locked.tax_rate_pct;
+    if (input.taxRateId !== undefined) {
+      if (locked.status !== "draft") {
+        throw new ApiError(
+          "conflict",
+          `Quote "${quoteId}" is ${locked.status}; reopen it before changing its tax rate`,
+        );
+      }
+      const rate = await taxRateFor(tx, organizationId, input.taxRateId);
+      Object.assign(changes, {
+        tax_rate_id: rate.id,
+        tax_name: rate.name,
+        tax_rate_pct: rate.ratePct,
+      });
+      taxRatePct = rate.ratePct;
+    }
+    if (Object.keys(changes).length > 0) {
+      await tx`UPDATE quotes SET ${tx(changes)}, updated_at = now() WHERE id = ${quoteId}`;
+    }
+    if (input.taxRateId !== undefined) {
+      await recomputeQuote(tx, organizationId, {
+        id: quoteId,
+        status: locked.status,
+        taxRatePct,
+      });
+    }
+    const quote = (await readQuote(tx, organizationId, quoteId, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote.updated",
+      aggregateId: quoteId,
+      payload: await eventPayload(tx, organizationId, quoteId),
+    });
+    return quote;
+  });
+}
+
+/** Deletes a quote and, by cascade, its groups and rows. False when there was none. */
+export async function deleteQuote(
+  sql: Sql,
+  organizationId: string,
+  quoteId: string,
+): Promise<boolean> {
+  return await sql.begin(async (tx) => {
+    const deleted = await tx`
+      DELETE FROM quotes WHERE organization_id = ${organizationId} AND id = ${quoteId}
+      RETURNING id`;
+    if (deleted.length === 0) return false;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote.deleted",
+      aggregateId: quoteId,
+      payload: { id: quoteId },
+    });
+    return true;
+  });
+}
+
+/**
+ * Moves a quote to another status. An illegal move is 409 conflict naming the allowed ones;
+ * moving to `sent` stamps sentAt (and sentToEmail when given); reopening re-bands every `group`
+ * row and recomputes the totals.
+ */
+export async function setQuoteStatus(
+  sql: Sql,
+  organizationId: string,
+  quoteId: string,
+  input: { status: QuoteStatus; sentToEmail?: string | undefined },
+  costs: boolean,
+): Promise<Quote> {
+  return await sql.begin(async (tx) => {
+    const locked = await lockQuote(tx, organizationId, quoteId);
+    const from = locked.status;
+    const to = input.status;
+    if (!canMove(from, to)) {
+      throw new ApiError(
+        "conflict",
+        `Quote "${quoteId}" cannot move from ${from} to ${to}`,
+      );
+    }
+    if (input.sentToEmail !== undefined && to !== "sent") {
+      throw new ApiError("validation_error", "sentToEmail is only given when moving to sent", [
+        { path: "sentToEmail", message: "Only with status sent" },
+      ]);
+    }
+    await tx`
+      UPDATE quotes SET status = ${to}, updated_at = now(),
+        sent_at = CASE WHEN ${to} = 'sent' THEN now() ELSE sent_at END,
+        sent_to_email = CASE WHEN ${to} = 'sent' THEN coalesce(${input.sentToEmail ?? null},
+          sent_to_email) ELSE sent_to_email END
+      WHERE id = ${quoteId}`;
+    if (isReopen(from, to)) {
+      await recomputeQuote(tx, organizationId, {
+        id: quoteId,
+        status: to,
+        taxRatePct: locked.tax_rate_pct,
+      }, { all: true });
+    }
+    const quote = (await readQuote(tx, organizationId, quoteId, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote.status_changed",
+      aggregateId: quoteId,
+      payload: { from, to, quote: await eventPayload(tx, organizationId, quoteId) },
+    });
+    return quote;
+  });
 }
 
 /** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
@@ -106,14 +322,15 @@ export interface QuotePage {
 }
 
 /**
- * One page of quotes and the count of all that match. Three statements whatever the page size:
- * count, page, and the page's groups.
+ * One page of quotes, each with its groups and rows, and the count of all that match. Six
+ * statements whatever the page size: count, page, then groups, lines, variants, decorations.
  */
 export async function listQuotes(
   sql: Sql,
   organizationId: string,
   query: ListQuotesQuery,
   limit: number,
+  costs: boolean,
 ): Promise<QuotePage> {
   const conditions = [sql`organization_id = ${organizationId}`];
   if (query.clientId) conditions.push(sql`client_id = ${query.clientId}`);
@@ -121,9 +338,11 @@ export async function listQuotes(
   if (query.search && query.search.trim() !== "") {
     const pattern = likePattern(query.search.trim());
     conditions.push(
-      sql`(quote_ref ILIKE ${pattern} OR reference ILIKE ${pattern} OR notes ILIKE ${pattern})`,
+      sql`(quote_ref ILIKE ${pattern} OR reference ILIKE ${pattern} OR notes ILIKE ${pattern}
+        OR client_id::text ILIKE ${pattern})`,
     );
   }
+  conditions.push(...compileFilters(sql, parseFiltersParam(query.filters), QUOTE_FILTER_FIELDS));
   const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
   const column = sql.unsafe(SORT_COLUMNS[query.sortField ?? "createdAt"]);
   const direction = sql.unsafe(
@@ -136,7 +355,7 @@ export async function listQuotes(
       ORDER BY ${column} ${direction} NULLS LAST, id ${direction}
       LIMIT ${limit} OFFSET ${query.offset ?? 0}`,
   ]);
-  return { items: await assemble(sql, rows), totalCount: countRows[0]!.count };
+  return { items: await assemble(sql, rows, costs), totalCount: countRows[0]!.count };
 }
 
 export async function salesRepFacet(sql: Queryable, organizationId: string): Promise<string[]> {

@@ -1,4 +1,9 @@
-import type { Quote, QuoteGroup } from "@printshop/shared/contracts";
+import type {
+  Quote,
+  QuoteGroup,
+  QuoteGroupDecoration,
+  QuoteLine,
+} from "@printshop/shared/contracts";
 
 /** Column lists and row → resource mapping shared by the quote and group stores. */
 export const QUOTE_COLUMNS = `id, status, quote_ref, subtotal_ex_gst, gst_amount, total_inc_gst,
@@ -52,19 +57,24 @@ export interface GroupRow {
   updated_at: Date;
 }
 
-export function toGroup(row: GroupRow): QuoteGroup {
+/** A group with its rows; `totalQuantity` is the sum over its Garment lines. */
+export function toGroup(
+  row: GroupRow,
+  lines: QuoteLine[] = [],
+  decorations: QuoteGroupDecoration[] = [],
+): QuoteGroup {
   return {
     id: row.id,
     quoteId: row.quote_id,
     name: row.name,
-    totalQuantity: 0,
+    totalQuantity: lines.reduce((n, l) => (l.lineType === "Garment" ? n + l.quantity : n), 0),
     sortOrder: row.sort_order,
     rollUpDecoration: row.roll_up_decoration,
     rollUpSetup: row.roll_up_setup,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
-    lines: [],
-    decorations: [],
+    lines,
+    decorations,
   };
 }
 

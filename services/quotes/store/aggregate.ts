@@ -1,0 +1,301 @@
+import type { Queryable, TransactionSql } from "@printshop/shared/db";
+import { ApiError, notFound } from "@printshop/shared/http";
+import type { QuoteStatus } from "@printshop/shared/contracts";
+import {
+  type DecorationInput,
+  decorationTotals,
+  type GroupInput,
+  isGoodsLine,
+  type LineInput,
+  lineTotals,
+  priceVariant,
+  quoteTotals,
+  rebandDecoration,
+  rebandVariant,
+  type VariantInput,
+} from "../domain/pricing.ts";
+import { lineQuantity } from "../domain/pricing.ts";
+import { isEditable } from "../domain/status.ts";
+import {
+  DECORATION_COLUMNS,
+  type DecorationRow,
+  LINE_COLUMNS,
+  type LineRow,
+  VARIANT_COLUMNS,
+  type VariantRow,
+} from "./item_rows.ts";
+import { groupForLane, markupGroupsForPricing } from "./markup_groups.ts";
+
+export interface LockedQuote {
+  id: string;
+  status: QuoteStatus;
+  taxRatePct: string;
+}
+
+/**
+ * Locks a quote of this organisation for a change to its rows: concurrent changes to one quote
+ * queue here, so its totals are always computed from a consistent set of rows. Not found (or
+ * another organisation's) is a 404; a quote that is not a draft refuses row changes with 409.
+ */
+export async function lockQuoteForEdit(
+  tx: TransactionSql,
+  organizationId: string,
+  quoteId: string,
+  what = "Quote",
+  id = quoteId,
+): Promise<LockedQuote> {
+  const [row] = await tx<{ id: string; status: QuoteStatus; tax_rate_pct: string }[]>`
+    SELECT id, status, tax_rate_pct FROM quotes
+    WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
+  if (!row) throw notFound(what, id);
+  if (!isEditable(row.status)) {
+    throw new ApiError(
+      "conflict",
+      `Quote "${quoteId}" is ${row.status}; reopen it (status draft) before changing its rows`,
+    );
+  }
+  return { id: row.id, status: row.status, taxRatePct: row.tax_rate_pct };
+}
+
+/** Which `group`-source rows re-band in this recomputation (pricing.md: quantity or cost change, reopen). */
+export interface RebandScope {
+  all?: boolean;
+  /** Every `group` variant of these lines (their line quantity changed). */
+  lineIds?: ReadonlySet<string>;
+  variantIds?: ReadonlySet<string>;
+  decorationIds?: ReadonlySet<string>;
+}
+
+const variantInput = (v: VariantRow): VariantInput => ({
+  quantity: v.quantity,
+  buyPrice: v.buy_price,
+  extraCost: v.extra_cost,
+  markupType: v.markup_type,
+  markupValue: v.markup_value,
+  markupSource: v.markup_source,
+  unitPriceExGst: v.unit_price_ex_gst,
+  isCustomLine: v.is_custom_line,
+});
+
+const decorationInput = (d: DecorationRow): DecorationInput => ({
+  quantity: d.quantity,
+  unitCost: d.unit_cost,
+  markupType: d.markup_type,
+  markupValue: d.markup_value,
+  markupSource: d.markup_source,
+  baseUnitCost: d.base_unit_cost,
+  setupCost: d.setup_cost,
+  setupMarkupType: d.setup_markup_type,
+  setupMarkupValue: d.setup_markup_value,
+  setupMarkupSource: d.setup_markup_source,
+  baseSetupCost: d.base_setup_cost,
+  includeSetupCost: d.include_setup_cost,
+  rollUp: d.roll_up,
+  rollUpSetup: d.roll_up_setup,
+  showOnDocuments: d.show_on_documents,
+});
+
+const sameAmount = (a: string | null, b: string | null): boolean =>
+  a === null || b === null ? a === b : Number(a) === Number(b);
+
+/**
+ * Re-bands what the scope names, re-derives every derived field (variant and decoration sell
+ * prices, line quantity and unit price) and the quote's totals, and writes back what changed.
+ * Runs inside the transaction of the change that caused it.
+ */
+export async function recomputeQuote(
+  tx: TransactionSql,
+  organizationId: string,
+  quote: LockedQuote,
+  scope: RebandScope = {},
+): Promise<void> {
+  const [groups, lines, variants, decorations] = await Promise.all([
+    tx<{ id: string }[]>`
+      SELECT id FROM quote_groups WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+    tx<LineRow[]>`SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines
+      WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+    tx<VariantRow[]>`SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+      WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+    tx<DecorationRow[]>`SELECT ${tx.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
+      WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+  ]);
+  const inScope = (v: VariantRow): boolean =>
+    scope.all === true || (scope.variantIds?.has(v.id) ?? false) ||
+    (scope.lineIds?.has(v.quote_line_id) ?? false);
+  const decorationInScope = (d: DecorationRow): boolean =>
+    scope.all === true || (scope.decorationIds?.has(d.id) ?? false);
+  const needsGroups = variants.some((v) => v.markup_source === "group" && inScope(v)) ||
+    decorations.some((d) =>
+      decorationInScope(d) && (d.markup_source === "group" || d.setup_markup_source === "group")
+    );
+  const markupGroups = needsGroups ? await markupGroupsForPricing(tx, organizationId) : [];
+
+  const variantsByLine = new Map<string, VariantRow[]>();
+  for (const v of variants) {
+    const list = variantsByLine.get(v.quote_line_id) ?? [];
+    list.push(v);
+    variantsByLine.set(v.quote_line_id, list);
+  }
+
+  // Variants: re-band group rows in scope, then the sell price every row implies.
+  const variantUpdates: VariantRow[] = [];
+  const pricedVariants = new Map<string, VariantInput>();
+  for (const lineVariants of variantsByLine.values()) {
+    const qty = lineQuantity(lineVariants.map(variantInput));
+    for (const v of lineVariants) {
+      let input = variantInput(v);
+      let markupType = v.markup_type;
+      let markupValue = v.markup_value;
+      if (v.markup_source === "group" && inScope(v)) {
+        const group = groupForLane(markupGroups, "garment", v.markup_group_id);
+        if (group) {
+          const banded = rebandVariant({ ...input, markupSource: "group" }, qty, group);
+          markupType = banded.markupType;
+          markupValue = banded.markupValue;
+          input = { ...input, markupType, markupValue, unitPriceExGst: banded.unitPriceExGst };
+        }
+      }
+      const unit = priceVariant(input).unitPriceExGst;
+      input = { ...input, unitPriceExGst: unit };
+      pricedVariants.set(v.id, input);
+      if (
+        !sameAmount(unit, v.unit_price_ex_gst) || markupType !== v.markup_type ||
+        !sameAmount(markupValue, v.markup_value)
+      ) {
+        variantUpdates.push({
+          ...v,
+          unit_price_ex_gst: unit,
+          markup_type: markupType,
+          markup_value: markupValue,
+        });
+      }
+    }
+  }
+
+  // Decorations: re-band group lanes in scope, then both base costs.
+  const decorationUpdates: DecorationRow[] = [];
+  const pricedDecorations = new Map<string, DecorationInput>();
+  for (const d of decorations) {
+    let input = decorationInput(d);
+    if (decorationInScope(d)) {
+      const banded = rebandDecoration(input, {
+        unit: d.markup_source === "group"
+          ? groupForLane(markupGroups, "decoration", d.markup_group_id, d.method)
+          : null,
+        setup: d.setup_markup_source === "group"
+          ? groupForLane(markupGroups, "setup", d.setup_markup_group_id)
+          : null,
+      });
+      input = { ...input, ...banded };
+    }
+    const totals = decorationTotals(input);
+    input = { ...input, baseUnitCost: totals.baseUnitCost, baseSetupCost: totals.baseSetupCost };
+    pricedDecorations.set(d.id, input);
+    if (
+      !sameAmount(input.baseUnitCost, d.base_unit_cost) ||
+      !sameAmount(input.baseSetupCost, d.base_setup_cost) ||
+      input.markupType !== d.markup_type || !sameAmount(input.markupValue, d.markup_value) ||
+      input.setupMarkupType !== d.setup_markup_type ||
+      !sameAmount(input.setupMarkupValue, d.setup_markup_value)
+    ) {
+      decorationUpdates.push({
+        ...d,
+        base_unit_cost: input.baseUnitCost,
+        base_setup_cost: input.baseSetupCost,
+        markup_type: input.markupType,
+        markup_value: input.markupValue,
+        setup_markup_type: input.setupMarkupType,
+        setup_markup_value: input.setupMarkupValue,
+      });
+    }
+  }
+
+  // Lines with variants: quantity and unit price are derived from them.
+  const lineUpdates: LineRow[] = [];
+  const lineInputs = new Map<string, LineInput>();
+  for (const line of lines) {
+    const lineVariants = (variantsByLine.get(line.id) ?? []).map((v) => pricedVariants.get(v.id)!);
+    const input: LineInput = {
+      lineType: line.line_type,
+      quantity: line.quantity,
+      unitPriceExGst: line.unit_price_ex_gst,
+      valueType: line.value_type,
+      percentage: line.percentage,
+      discountValueType: line.discount_value_type,
+      discountPercentage: line.discount_percentage,
+      variants: lineVariants,
+    };
+    if (lineVariants.length > 0 && isGoodsLine(input)) {
+      const totals = lineTotals(input);
+      if (
+        totals.quantity !== line.quantity ||
+        !sameAmount(totals.unitPriceExGst, line.unit_price_ex_gst)
+      ) {
+        lineUpdates.push({
+          ...line,
+          quantity: totals.quantity,
+          unit_price_ex_gst: totals.unitPriceExGst,
+        });
+      }
+    }
+    lineInputs.set(line.id, input);
+  }
+
+  const groupInputs: GroupInput[] = groups.map((g) => ({
+    lines: lines.filter((l) => l.quote_group_id === g.id).map((l) => lineInputs.get(l.id)!),
+    decorations: decorations.filter((d) => d.quote_group_id === g.id).map((d) =>
+      pricedDecorations.get(d.id)!
+    ),
+  }));
+  const totals = quoteTotals(groupInputs, quote.taxRatePct);
+
+  await Promise.all([
+    persistVariants(tx, variantUpdates),
+    persistDecorations(tx, decorationUpdates),
+    persistLines(tx, lineUpdates),
+    tx`UPDATE quotes SET subtotal_ex_gst = ${totals.subtotalExGst},
+      gst_amount = ${totals.gstAmount}, total_inc_gst = ${totals.totalIncGst}, updated_at = now()
+      WHERE id = ${quote.id}`,
+  ]);
+}
+
+async function persistVariants(tx: Queryable, rows: VariantRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    UPDATE quote_variants AS v SET unit_price_ex_gst = u.unit, markup_type = u.markup_type,
+      markup_value = u.markup_value, updated_at = now()
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${
+    rows.map((r) => r.unit_price_ex_gst)
+  }::numeric[],
+      ${rows.map((r) => r.markup_type)}::text[], ${rows.map((r) => r.markup_value)}::numeric[])
+      AS u(id, unit, markup_type, markup_value)
+    WHERE v.id = u.id`;
+}
+
+async function persistDecorations(tx: Queryable, rows: DecorationRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    UPDATE quote_decorations AS d SET base_unit_cost = u.base_unit, base_setup_cost = u.base_setup,
+      markup_type = u.markup_type, markup_value = u.markup_value,
+      setup_markup_type = u.setup_markup_type, setup_markup_value = u.setup_markup_value,
+      updated_at = now()
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.base_unit_cost)}::numeric[],
+      ${rows.map((r) => r.base_setup_cost)}::numeric[], ${rows.map((r) => r.markup_type)}::text[],
+      ${rows.map((r) => r.markup_value)}::numeric[], ${
+    rows.map((r) => r.setup_markup_type)
+  }::text[],
+      ${rows.map((r) => r.setup_markup_value)}::numeric[])
+      AS u(id, base_unit, base_setup, markup_type, markup_value, setup_markup_type,
+        setup_markup_value)
+    WHERE d.id = u.id`;
+}
+
+async function persistLines(tx: Queryable, rows: LineRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    UPDATE quote_lines AS l SET quantity = u.quantity, unit_price_ex_gst = u.unit,
+      updated_at = now()
+    FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.quantity)}::int[],
+      ${rows.map((r) => r.unit_price_ex_gst)}::numeric[]) AS u(id, quantity, unit)
+    WHERE l.id = u.id`;
+}

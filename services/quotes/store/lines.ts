@@ -1,0 +1,239 @@
+import type { Sql, TransactionSql } from "@printshop/shared/db";
+import type {
+  CreateQuoteLineBody,
+  QuoteLine,
+  UpdateQuoteLineBody,
+} from "@printshop/shared/contracts";
+import { ApiError, notFound, validationError } from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import { writeEvent } from "@printshop/shared/outbox";
+import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import {
+  LINE_COLUMNS,
+  type LineRow,
+  toLine,
+  VARIANT_COLUMNS,
+  type VariantRow,
+} from "./item_rows.ts";
+import { compactGroup, placeRow } from "./row_order.ts";
+
+const ADJUSTMENTS = new Set(["Discount", "Surcharge"]);
+
+/** Locks the quote a group belongs to; another organisation's group is a 404 like a missing one. */
+export async function lockGroup(
+  tx: TransactionSql,
+  organizationId: string,
+  groupId: string,
+): Promise<LockedQuote> {
+  const [group] = await tx<{ quote_id: string }[]>`
+    SELECT quote_id FROM quote_groups WHERE organization_id = ${organizationId} AND id = ${groupId}`;
+  if (!group) throw notFound("Quote group", groupId);
+  return await lockQuoteForEdit(tx, organizationId, group.quote_id);
+}
+
+async function lockLine(
+  tx: TransactionSql,
+  organizationId: string,
+  lineId: string,
+): Promise<{ line: LineRow; quote: LockedQuote }> {
+  const [found] = await tx<{ quote_id: string }[]>`
+    SELECT quote_id FROM quote_lines WHERE organization_id = ${organizationId} AND id = ${lineId}`;
+  if (!found) throw notFound("Quote line", lineId);
+  const quote = await lockQuoteForEdit(tx, organizationId, found.quote_id);
+  const [line] = await tx<LineRow[]>`
+    SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`;
+  if (!line) throw notFound("Quote line", lineId);
+  return { line, quote };
+}
+
+/** Reads a line with its variants, as the caller may see it. */
+export async function readLine(
+  sql: TransactionSql | Sql,
+  lineId: string,
+  costs: boolean,
+): Promise<QuoteLine | null> {
+  const [line] = await sql<LineRow[]>`
+    SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`;
+  if (!line) return null;
+  const variants = await sql<VariantRow[]>`
+    SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE quote_line_id = ${lineId}
+    ORDER BY sort_order, id`;
+  return toLine(line, [...variants], costs);
+}
+
+interface LineShape {
+  lineType: string;
+  valueType: string | null;
+  percentage: number | null;
+  discountValueType: string | null;
+  discountPercentage: number | null;
+}
+
+/** Rules across fields that a schema alone cannot say (pricing.md, Lines). */
+function checkLineShape(shape: LineShape): void {
+  if (ADJUSTMENTS.has(shape.lineType)) {
+    if (shape.valueType === "Percentage" && shape.percentage === null) {
+      throw validationError("percentage", "Required when valueType is Percentage");
+    }
+    if (shape.discountValueType !== null || shape.discountPercentage !== null) {
+      throw validationError(
+        "discountValueType",
+        "A Discount or Surcharge line has no per-line discount",
+      );
+    }
+  } else if (shape.valueType !== null || shape.percentage !== null) {
+    throw validationError("valueType", "Only Discount and Surcharge lines have a valueType");
+  }
+  if ((shape.discountValueType === null) !== (shape.discountPercentage === null)) {
+    throw validationError(
+      "discountPercentage",
+      "discountValueType and discountPercentage are given together",
+    );
+  }
+}
+
+export async function createLine(
+  sql: Sql,
+  organizationId: string,
+  groupId: string,
+  input: CreateQuoteLineBody,
+  costs: boolean,
+): Promise<QuoteLine> {
+  return await sql.begin(async (tx) => {
+    const quote = await lockGroup(tx, organizationId, groupId);
+    const adjustment = ADJUSTMENTS.has(input.lineType);
+    const shape = {
+      lineType: input.lineType,
+      valueType: input.valueType ?? (adjustment ? "Flat" : null),
+      percentage: input.percentage ?? null,
+      discountValueType: input.discountValueType ?? null,
+      discountPercentage: input.discountPercentage ?? null,
+    };
+    checkLineShape(shape);
+    const id = uuidv7();
+    await tx`
+      INSERT INTO quote_lines (
+        id, organization_id, quote_id, quote_group_id, line_type, garment_catalogue_item_id,
+        product_name, product_sku, title, description, quantity, unit_price_ex_gst, value_type,
+        percentage, discount_value_type, discount_percentage, custom_image_url, sort_order
+      ) VALUES (
+        ${id}, ${organizationId}, ${quote.id}, ${groupId}, ${input.lineType},
+        ${input.garmentCatalogueItemId ?? null}, ${input.productName}, ${input.productSku ?? null},
+        ${input.title ?? null}, ${input.description ?? null}, ${input.quantity ?? 0},
+        ${input.unitPriceExGst ?? 0}, ${shape.valueType}, ${shape.percentage},
+        ${shape.discountValueType}, ${shape.discountPercentage}, ${input.customImageUrl ?? null},
+        100000
+      )`;
+    await placeRow(tx, groupId, { id, kind: "line" }, input.sortOrder);
+    await recomputeQuote(tx, organizationId, quote);
+    const line = (await readLine(tx, id, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_line.created",
+      aggregateId: id,
+      payload: await readLine(tx, id, true),
+    });
+    return line;
+  });
+}
+
+const LINE_COLUMN_OF: Record<Exclude<keyof UpdateQuoteLineBody, "sortOrder">, string> = {
+  lineType: "line_type",
+  garmentCatalogueItemId: "garment_catalogue_item_id",
+  productName: "product_name",
+  productSku: "product_sku",
+  title: "title",
+  description: "description",
+  quantity: "quantity",
+  unitPriceExGst: "unit_price_ex_gst",
+  valueType: "value_type",
+  percentage: "percentage",
+  discountValueType: "discount_value_type",
+  discountPercentage: "discount_percentage",
+  customImageUrl: "custom_image_url",
+};
+
+export async function updateLine(
+  sql: Sql,
+  organizationId: string,
+  lineId: string,
+  input: UpdateQuoteLineBody,
+  costs: boolean,
+): Promise<QuoteLine> {
+  return await sql.begin(async (tx) => {
+    const { line, quote } = await lockLine(tx, organizationId, lineId);
+    const [counted] = await tx<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM quote_variants WHERE quote_line_id = ${lineId}`;
+    const count = counted!.count;
+    if (count > 0 && (input.quantity !== undefined || input.unitPriceExGst !== undefined)) {
+      throw new ApiError(
+        "conflict",
+        `Line "${lineId}" has variants: its quantity and unitPriceExGst are derived from them`,
+      );
+    }
+    const next = {
+      lineType: input.lineType ?? line.line_type,
+      valueType: input.valueType !== undefined ? input.valueType : line.value_type,
+      percentage: input.percentage !== undefined
+        ? input.percentage
+        : line.percentage === null
+        ? null
+        : Number(line.percentage),
+      discountValueType: input.discountValueType !== undefined
+        ? input.discountValueType
+        : line.discount_value_type,
+      discountPercentage: input.discountPercentage !== undefined
+        ? input.discountPercentage
+        : line.discount_percentage === null
+        ? null
+        : Number(line.discount_percentage),
+    };
+    if (ADJUSTMENTS.has(next.lineType) && next.valueType === null) next.valueType = "Flat";
+    if (ADJUSTMENTS.has(next.lineType) && count > 0) {
+      throw new ApiError(
+        "conflict",
+        `Line "${lineId}" has variants; it cannot become ${next.lineType}`,
+      );
+    }
+    checkLineShape(next);
+    const changes: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) {
+      if (value !== undefined && key !== "sortOrder") {
+        changes[LINE_COLUMN_OF[key as keyof typeof LINE_COLUMN_OF]] = value;
+      }
+    }
+    if (next.valueType !== line.value_type) changes.value_type = next.valueType;
+    if (Object.keys(changes).length > 0) {
+      await tx`UPDATE quote_lines SET ${tx(changes)}, updated_at = now() WHERE id = ${lineId}`;
+    }
+    if (input.sortOrder !== undefined) {
+      await placeRow(tx, line.quote_group_id, { id: lineId, kind: "line" }, input.sortOrder);
+    }
+    await recomputeQuote(tx, organizationId, quote);
+    const updated = (await readLine(tx, lineId, costs))!;
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_line.updated",
+      aggregateId: lineId,
+      payload: await readLine(tx, lineId, true),
+    });
+    return updated;
+  });
+}
+
+export async function deleteLine(sql: Sql, organizationId: string, lineId: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    const { line, quote } = await lockLine(tx, organizationId, lineId);
+    await tx`DELETE FROM quote_lines WHERE id = ${lineId}`;
+    await compactGroup(tx, line.quote_group_id);
+    await recomputeQuote(tx, organizationId, quote);
+    await writeEvent(tx, {
+      organizationId,
+      type: "quote_line.deleted",
+      aggregateId: lineId,
+      payload: { id: lineId, quoteGroupId: line.quote_group_id },
+    });
+  });
+}
+
+export { lockLine };

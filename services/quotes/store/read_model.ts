@@ -1,0 +1,73 @@
+import type { Queryable } from "@printshop/shared/db";
+import type { QuoteGroup } from "@printshop/shared/contracts";
+import { GROUP_COLUMNS, type GroupRow, toGroup } from "./rows.ts";
+import {
+  DECORATION_COLUMNS,
+  type DecorationRow,
+  LINE_COLUMNS,
+  type LineRow,
+  toDecoration,
+  toLine,
+  VARIANT_COLUMNS,
+  type VariantRow,
+} from "./item_rows.ts";
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const row of rows) {
+    const k = key(row);
+    const list = map.get(k);
+    if (list) list.push(row);
+    else map.set(k, [row]);
+  }
+  return map;
+}
+
+/**
+ * The groups of many quotes with their lines, variants and decorations, in four statements
+ * whatever the number of quotes (no query per row). Keyed by quote id; each collection sorted by
+ * sortOrder then id. Cost fields only when `costs`.
+ */
+export async function groupsOfQuotes(
+  sql: Queryable,
+  quoteIds: string[],
+  costs: boolean,
+): Promise<Map<string, QuoteGroup[]>> {
+  if (quoteIds.length === 0) return new Map();
+  const [groups, lines, variants, decorations] = await Promise.all([
+    sql<GroupRow[]>`SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM quote_groups
+      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+    sql<LineRow[]>`SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines
+      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+    sql<VariantRow[]>`SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+    sql<DecorationRow[]>`SELECT ${sql.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
+      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+  ]);
+  const variantsByLine = groupBy(variants, (v) => v.quote_line_id);
+  const linesByGroup = groupBy(lines, (l) => l.quote_group_id);
+  const decorationsByGroup = groupBy(decorations, (d) => d.quote_group_id);
+  const result = new Map<string, QuoteGroup[]>();
+  for (const g of groups) {
+    const group = toGroup(
+      g,
+      (linesByGroup.get(g.id) ?? []).map((l) => toLine(l, variantsByLine.get(l.id) ?? [], costs)),
+      (decorationsByGroup.get(g.id) ?? []).map((d) => toDecoration(d, costs)),
+    );
+    const list = result.get(g.quote_id);
+    if (list) list.push(group);
+    else result.set(g.quote_id, [group]);
+  }
+  return result;
+}
+
+/** One group with its rows, or null. */
+export async function groupWithItems(
+  sql: Queryable,
+  quoteId: string,
+  groupId: string,
+  costs: boolean,
+): Promise<QuoteGroup | null> {
+  const groups = (await groupsOfQuotes(sql, [quoteId], costs)).get(quoteId) ?? [];
+  return groups.find((g) => g.id === groupId) ?? null;
+}

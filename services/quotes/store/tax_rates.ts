@@ -1,0 +1,170 @@
+import type { Queryable, Sql } from "@printshop/shared/db";
+import type { CreateTaxRateBody, TaxRate } from "@printshop/shared/contracts";
+import { uuidv7 } from "@printshop/shared/ids";
+import { writeEvent } from "@printshop/shared/outbox";
+
+/** The organisation's default until it chooses another. */
+export const DEFAULT_TAX_RATE = { name: "GST", ratePct: "10" } as const;
+
+/** What a quote copies from its tax rate. `ratePct` is the exact `numeric` text, e.g. "10.0000". */
+export interface TaxRateRef {
+  id: string;
+  name: string;
+  ratePct: string;
+}
+
+const TAX_RATE_COLUMNS = "id, name, rate_pct, is_default, created_at, updated_at";
+
+interface TaxRateRow {
+  id: string;
+  name: string;
+  rate_pct: string;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toTaxRate(row: TaxRateRow): TaxRate {
+  return {
+    id: row.id,
+    name: row.name,
+    ratePct: Number(row.rate_pct),
+    isDefault: row.is_default,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function toRef(row: Pick<TaxRateRow, "id" | "name" | "rate_pct">): TaxRateRef {
+  return { id: row.id, name: row.name, ratePct: row.rate_pct };
+}
+
+/** A pool (its statements autocommit) rather than an open transaction. */
+function isPool(sql: Queryable): sql is Sql {
+  return "begin" in sql;
+}
+
+/**
+ * Serialises, for the rest of the transaction, every write that creates or moves one
+ * organisation's default tax rate (the lazy GST insert and `createTaxRate` with `isDefault`).
+ * Without it, a lazy GST insert racing a new default could leave the latter's insert to fail on
+ * the one-default index.
+ */
+async function lockDefault(tx: Queryable, organizationId: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext('tax_rates.default'), hashtext(${organizationId}))`;
+}
+
+async function findDefault(tx: Queryable, organizationId: string): Promise<TaxRateRow | null> {
+  const [row] = await tx<TaxRateRow[]>`
+    SELECT ${tx.unsafe(TAX_RATE_COLUMNS)} FROM tax_rates
+    WHERE organization_id = ${organizationId} AND is_default`;
+  return row ?? null;
+}
+
+/**
+ * The organisation's default tax rate, creating "GST" 10 % (with its `tax_rate.created` event) the
+ * first time an organisation without a default needs one. Race-free: concurrent first calls
+ * create exactly one, through the partial unique index `tax_rates_one_default`
+ * (`ON CONFLICT … DO NOTHING`, then read what won). Give it the transaction that uses the rate
+ * (e.g. a quote create); given the pool, it opens its own transaction for the insert and event.
+ */
+export async function ensureDefaultTaxRate(
+  tx: Queryable,
+  organizationId: string,
+): Promise<TaxRateRef> {
+  const existing = await findDefault(tx, organizationId);
+  if (existing) return toRef(existing);
+  if (isPool(tx)) {
+    return await tx.begin((inner) => createDefault(inner, organizationId));
+  }
+  return await createDefault(tx, organizationId);
+}
+
+async function createDefault(tx: Queryable, organizationId: string): Promise<TaxRateRef> {
+  await lockDefault(tx, organizationId);
+  const [inserted] = await tx<TaxRateRow[]>`
+    INSERT INTO tax_rates (id, organization_id, name, rate_pct, is_default)
+    VALUES (${uuidv7()}, ${organizationId}, ${DEFAULT_TAX_RATE.name},
+            ${DEFAULT_TAX_RATE.ratePct}, true)
+    ON CONFLICT (organization_id) WHERE is_default DO NOTHING
+    RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
+  if (inserted) {
+    const rate = toTaxRate(inserted);
+    await writeEvent(tx, {
+      organizationId,
+      type: "tax_rate.created",
+      aggregateId: rate.id,
+      payload: rate,
+    });
+    return toRef(inserted);
+  }
+  const winner = await findDefault(tx, organizationId);
+  if (!winner) throw new Error(`No default tax rate for organisation ${organizationId}`);
+  return toRef(winner);
+}
+
+/** One of the organisation's tax rates, or null when it has none with that id. */
+export async function findTaxRate(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<TaxRateRef | null> {
+  const [row] = await tx<Pick<TaxRateRow, "id" | "name" | "rate_pct">[]>`
+    SELECT id, name, rate_pct FROM tax_rates
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  return row ? toRef(row) : null;
+}
+
+/** The organisation's tax rates, the default first, then by creation; GST 10 % if none yet. */
+export async function listTaxRates(sql: Sql, organizationId: string): Promise<TaxRate[]> {
+  await ensureDefaultTaxRate(sql, organizationId);
+  const rows = await sql<TaxRateRow[]>`
+    SELECT ${sql.unsafe(TAX_RATE_COLUMNS)} FROM tax_rates
+    WHERE organization_id = ${organizationId}
+    ORDER BY is_default DESC, created_at, id`;
+  return rows.map(toTaxRate);
+}
+
+/**
+ * Creates a tax rate. With `isDefault` it becomes the organisation's default: the previous default
+ * is unset (with a `tax_rate.updated` event) in the same transaction. Without it, an
+ * organisation that has no default yet gets nothing extra: GST 10 % appears when one is needed.
+ */
+export async function createTaxRate(
+  sql: Sql,
+  organizationId: string,
+  input: CreateTaxRateBody,
+): Promise<TaxRate> {
+  const isDefault = input.isDefault ?? false;
+  return await sql.begin(async (tx) => {
+    const id = uuidv7();
+    if (isDefault) {
+      await lockDefault(tx, organizationId);
+      const previous = await tx<TaxRateRow[]>`
+        UPDATE tax_rates SET is_default = false, updated_at = now()
+        WHERE organization_id = ${organizationId} AND is_default
+        RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
+      for (const row of previous) {
+        const rate = toTaxRate(row);
+        await writeEvent(tx, {
+          organizationId,
+          type: "tax_rate.updated",
+          aggregateId: rate.id,
+          payload: rate,
+        });
+      }
+    }
+    const [row] = await tx<TaxRateRow[]>`
+      INSERT INTO tax_rates (id, organization_id, name, rate_pct, is_default)
+      VALUES (${id}, ${organizationId}, ${input.name}, ${String(input.ratePct)}, ${isDefault})
+      RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
+    const rate = toTaxRate(row!);
+    await writeEvent(tx, {
+      organizationId,
+      type: "tax_rate.created",
+      aggregateId: rate.id,
+      payload: rate,
+    });
+    return rate;
+  });
+}
