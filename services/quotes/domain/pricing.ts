@@ -12,6 +12,7 @@
  *   half away from zero.
  * Quantities are JS integers.
  */
+import { LINE_TYPES } from "@printshop/shared/contracts";
 import type { Decimal } from "decimal.js";
 import {
   applyMarkup,
@@ -34,15 +35,8 @@ import {
 export const MARKUP_SOURCES = ["group", "manual"] as const;
 export type MarkupSource = typeof MARKUP_SOURCES[number];
 
-export const LINE_TYPES = [
-  "Garment",
-  "Decoration",
-  "Service",
-  "Cost",
-  "Discount",
-  "Surcharge",
-  "Other",
-] as const;
+/** The line types of the API contract (spec 2.4): one list, owned by shared/contracts. */
+export { LINE_TYPES };
 export type LineType = typeof LINE_TYPES[number];
 /** Lines whose amount depends on the rest of the group. */
 export type AdjustmentLineType = "Discount" | "Surcharge";
