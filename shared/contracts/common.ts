@@ -49,3 +49,6 @@ export const NonNegativeIntParam = z.string().regex(/^\d{1,9}$/, "Must be a whol
 
 /** `data` of a DELETE: the id of what is gone. */
 export const Deleted = z.object({ id: Uuid }).meta({ id: "Deleted" });
+
+/** The query of an endpoint that takes no parameters: any given one is refused by name. */
+export const NoQuery = z.strictObject({});

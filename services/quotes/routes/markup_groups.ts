@@ -1,6 +1,14 @@
 import { Hono } from "hono";
-import { CreateMarkupGroupBody, UpdateMarkupGroupBody } from "@printshop/shared/contracts";
-import { conflict, created, notFound, ok, readBody, readUuidParam } from "@printshop/shared/http";
+import { CreateMarkupGroupBody, NoQuery, UpdateMarkupGroupBody } from "@printshop/shared/contracts";
+import {
+  conflict,
+  created,
+  notFound,
+  ok,
+  readBody,
+  readQuery,
+  readUuidParam,
+} from "@printshop/shared/http";
 import type { ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
 import {
@@ -24,11 +32,13 @@ export function markupGroupRoutes({ sql }: { sql: Sql }): Hono<ServiceEnv> {
   });
 
   app.get("/v1/markup-groups", async (c) => {
+    readQuery(c, NoQuery);
     return ok(c, await listMarkupGroups(sql, c.get("auth").organizationId));
   });
 
   app.get("/v1/markup-groups/:markupGroupId", async (c) => {
     const id = readUuidParam(c, "markupGroupId");
+    readQuery(c, NoQuery);
     const group = await findMarkupGroup(sql, c.get("auth").organizationId, id);
     if (!group) throw notFound("Markup group", id);
     return ok(c, group);

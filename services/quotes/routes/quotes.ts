@@ -8,6 +8,7 @@ import {
 import { created, notFound, ok, readBody, readQuery, readUuidParam } from "@printshop/shared/http";
 import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
+import { NoQuery } from "@printshop/shared/contracts";
 import {
   createQuote,
   deleteQuote,
@@ -39,12 +40,13 @@ export function quoteRoutes({ sql, pageSizeMax }: QuoteRoutesDeps): Hono<Service
   });
 
   app.get("/v1/quotes/facets", async (c) => {
-    readQuery(c, ListQuotesQuery.pick({}));
+    readQuery(c, NoQuery);
     return ok(c, { salesReps: await salesRepFacet(sql, c.get("auth").organizationId) });
   });
 
   app.get("/v1/quotes/:quoteId", async (c) => {
     const quoteId = readUuidParam(c, "quoteId");
+    readQuery(c, NoQuery);
     const quote = await findQuote(sql, c.get("auth").organizationId, quoteId, canSeeCosts(c));
     if (!quote) throw notFound("Quote", quoteId);
     return ok(c, quote);

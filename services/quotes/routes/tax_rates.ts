@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { CreateTaxRateBody } from "@printshop/shared/contracts";
-import { created, ok, readBody } from "@printshop/shared/http";
+import { CreateTaxRateBody, NoQuery } from "@printshop/shared/contracts";
+import { created, ok, readBody, readQuery } from "@printshop/shared/http";
 import type { ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
 import { createTaxRate, listTaxRates } from "../store/tax_rates.ts";
@@ -10,6 +10,7 @@ export function taxRateRoutes({ sql }: { sql: Sql }): Hono<ServiceEnv> {
   const app = new Hono<ServiceEnv>();
 
   app.get("/v1/tax-rates", async (c) => {
+    readQuery(c, NoQuery);
     return ok(c, await listTaxRates(sql, c.get("auth").organizationId));
   });
 

@@ -57,6 +57,9 @@ export async function lockQuoteForEdit(
   return { id: row.id, status: row.status, taxRatePct: row.tax_rate_pct };
 }
 
+/** Totals are stored as numeric(16, 2): everything below 10^14. */
+export const MAX_QUOTE_TOTAL = 1e14;
+
 /** Which `group`-source rows re-band in this recomputation (pricing.md: quantity or cost change, reopen). */
 export interface RebandScope {
   all?: boolean;
@@ -248,6 +251,14 @@ export async function recomputeQuote(
     ),
   }));
   const totals = quoteTotals(groupInputs, quote.taxRatePct);
+  if (Math.abs(Number(totals.totalIncGst)) >= MAX_QUOTE_TOTAL) {
+    // The change is rolled back with the transaction; nothing is half-written.
+    throw new ApiError(
+      "validation_error",
+      `This change would take the quote's total past ${MAX_QUOTE_TOTAL.toLocaleString("en")}`,
+      [{ path: "totalIncGst", message: `Must stay below ${MAX_QUOTE_TOTAL}` }],
+    );
+  }
 
   await Promise.all([
     persistVariants(tx, variantUpdates),
