@@ -11,12 +11,17 @@
  *
  * Prints a table and writes the figures to bench-results/gateway.json. Nothing is asserted:
  * the goals (gateway p50 overhead ≤ 1 ms, throughput ≥ 60 % of direct) are reported.
+ *
+ * Then, on the same stack, the quotes-at-scale part (scripts/bench_quotes.ts): a second
+ * organisation seeded with 10,000 full quotes by SQL, the 200-quote list page and a re-banding
+ * variant PATCH through the gateway; a second table, figures in bench-results/quotes.json.
  */
 import autocannon from "autocannon";
 import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
 import { connect } from "../shared/db/mod.ts";
 import { launchStack } from "../shared/launcher.ts";
 import { ALL_SCOPES } from "../shared/scopes.ts";
+import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
 import {
   importContextKey,
   INTERNAL_CONTEXT_HEADER,
@@ -219,8 +224,28 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   await Deno.mkdir("bench-results", { recursive: true });
   await Deno.writeTextFile("bench-results/gateway.json", JSON.stringify(report, null, 2) + "\n");
   console.log("Figures written to bench-results/gateway.json");
+
+  // Quotes at scale, on the same stack: a new organisation seeded with 10,000 full quotes.
+  const quotesReport = await runQuotesBench({
+    gatewayUrl: stack.gatewayUrl,
+    adminUrl: stack.adminUrl,
+    adminToken,
+    databaseUrl: dbUrl.toString(),
+    durationS: DURATION_S,
+  });
+  await Deno.writeTextFile(
+    "bench-results/quotes.json",
+    JSON.stringify(quotesReport, null, 2) + "\n",
+  );
+  console.log(formatQuotesReport(quotesReport, "bench-results/quotes.json"));
 } finally {
   await stack.stop();
   await pg.stop();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
+  // Run as root, the cluster lives outside `dir` (see startEmbeddedPostgres); with the seeded
+  // quotes it holds hundreds of MB, so it goes as well.
+  if (pg.note) {
+    await Deno.remove(pg.dataDir.slice(0, pg.dataDir.lastIndexOf("/")), { recursive: true })
+      .catch(() => {});
+  }
 }

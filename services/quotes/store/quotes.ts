@@ -27,6 +27,8 @@ const SORT_COLUMNS: Record<NonNullable<ListQuotesQuery["sortField"]>, string> = 
   deliveryDate: "delivery_date",
 };
 
+const NULLABLE_SORT_FIELDS: ReadonlySet<string> = new Set(["reference", "deliveryDate"]);
+
 /** What `filters` may name on the quote list, and the type each value must have. */
 export const QUOTE_FILTER_FIELDS: FilterFields = {
   status: {
@@ -344,15 +346,19 @@ export async function listQuotes(
   }
   conditions.push(...compileFilters(sql, parseFiltersParam(query.filters), QUOTE_FILTER_FIELDS));
   const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
-  const column = sql.unsafe(SORT_COLUMNS[query.sortField ?? "createdAt"]);
+  const sortField = query.sortField ?? "createdAt";
+  const column = sql.unsafe(SORT_COLUMNS[sortField]);
   const direction = sql.unsafe(
     (query.sortDirection ?? (query.sortField ? "asc" : "desc")) === "asc" ? "ASC" : "DESC",
   );
+  // Only nullable columns need NULLS LAST; leaving it off the others lets a descending sort
+  // walk the (organization_id, created_at, id) index backwards instead of sorting every quote.
+  const nulls = sql.unsafe(NULLABLE_SORT_FIELDS.has(sortField) ? "NULLS LAST" : "");
   const [countRows, rows] = await Promise.all([
     sql<{ count: number }[]>`SELECT count(*)::int AS count FROM quotes WHERE ${where}`,
     limit === 0 ? Promise.resolve([] as QuoteRow[]) : sql<QuoteRow[]>`
       SELECT ${sql.unsafe(QUOTE_COLUMNS)} FROM quotes WHERE ${where}
-      ORDER BY ${column} ${direction} NULLS LAST, id ${direction}
+      ORDER BY ${column} ${direction} ${nulls}, id ${direction}
       LIMIT ${limit} OFFSET ${query.offset ?? 0}`,
   ]);
   return { items: await assemble(sql, rows, costs), totalCount: countRows[0]!.count };

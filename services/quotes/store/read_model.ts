@@ -12,6 +12,13 @@ import {
   type VariantRow,
 } from "./item_rows.ts";
 
+function bySortOrder(
+  a: { sort_order: number; id: string },
+  b: { sort_order: number; id: string },
+): number {
+  return a.sort_order - b.sort_order || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
   const map = new Map<string, T[]>();
   for (const row of rows) {
@@ -35,15 +42,21 @@ export async function groupsOfQuotes(
 ): Promise<Map<string, QuoteGroup[]>> {
   if (quoteIds.length === 0) return new Map();
   const [groups, lines, variants, decorations] = await Promise.all([
+    // Unordered: sorting a few rows per parent here is cheaper than sorting them all in SQL.
     sql<GroupRow[]>`SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM quote_groups
-      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+      WHERE quote_id = ANY(${quoteIds}::uuid[])`,
     sql<LineRow[]>`SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines
-      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+      WHERE quote_id = ANY(${quoteIds}::uuid[])`,
     sql<VariantRow[]>`SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants
-      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+      WHERE quote_id = ANY(${quoteIds}::uuid[])`,
     sql<DecorationRow[]>`SELECT ${sql.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
-      WHERE quote_id = ANY(${quoteIds}::uuid[]) ORDER BY sort_order, id`,
+      WHERE quote_id = ANY(${quoteIds}::uuid[])`,
   ]);
+  for (
+    const rows of [groups, lines, variants, decorations] as { sort_order: number; id: string }[][]
+  ) {
+    rows.sort(bySortOrder);
+  }
   const variantsByLine = groupBy(variants, (v) => v.quote_line_id);
   const linesByGroup = groupBy(lines, (l) => l.quote_group_id);
   const decorationsByGroup = groupBy(decorations, (d) => d.quote_group_id);
