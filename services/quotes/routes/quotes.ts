@@ -5,15 +5,23 @@ import {
   QuoteStatusBody,
   UpdateQuoteBody,
 } from "@printshop/shared/contracts";
-import { created, notFound, ok, readBody, readQuery, readUuidParam } from "@printshop/shared/http";
+import {
+  created,
+  notFound,
+  ok,
+  okJson,
+  readBody,
+  readQuery,
+  readUuidParam,
+} from "@printshop/shared/http";
 import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
 import { NoQuery } from "@printshop/shared/contracts";
 import {
   createQuote,
   deleteQuote,
-  findQuote,
-  listQuotes,
+  findQuoteJson,
+  listQuotesJson,
   salesRepFacet,
   setQuoteStatus,
   updateQuote,
@@ -36,7 +44,11 @@ export function quoteRoutes({ sql, pageSizeMax }: QuoteRoutesDeps): Hono<Service
   app.get("/v1/quotes", async (c) => {
     const query = readQuery(c, ListQuotesQuery);
     const limit = Math.min(query.limit ?? pageSizeMax, pageSizeMax);
-    return ok(c, await listQuotes(sql, c.get("auth").organizationId, query, limit, canSeeCosts(c)));
+    // The page comes as JSON text built by PostgreSQL and is sent as it is (no parse, no stringify).
+    return okJson(
+      c,
+      await listQuotesJson(sql, c.get("auth").organizationId, query, limit, canSeeCosts(c)),
+    );
   });
 
   app.get("/v1/quotes/facets", async (c) => {
@@ -47,9 +59,14 @@ export function quoteRoutes({ sql, pageSizeMax }: QuoteRoutesDeps): Hono<Service
   app.get("/v1/quotes/:quoteId", async (c) => {
     const quoteId = readUuidParam(c, "quoteId");
     readQuery(c, NoQuery);
-    const quote = await findQuote(sql, c.get("auth").organizationId, quoteId, canSeeCosts(c));
-    if (!quote) throw notFound("Quote", quoteId);
-    return ok(c, quote);
+    const quote = await findQuoteJson(
+      sql,
+      c.get("auth").organizationId,
+      quoteId,
+      canSeeCosts(c),
+    );
+    if (quote === null) throw notFound("Quote", quoteId);
+    return okJson(c, quote);
   });
 
   app.patch("/v1/quotes/:quoteId", async (c) => {

@@ -34,6 +34,10 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
  * The groups of many quotes with their lines, variants and decorations, in four statements
  * whatever the number of quotes (no query per row). Keyed by quote id; each collection sorted by
  * sortOrder then id. Cost fields only when `costs`.
+ *
+ * The JS read model: it answers the writes of groups (groupWithItems). Quotes themselves are read
+ * as JSON built by PostgreSQL (quote_json.ts); read_model_parity_test.ts checks that JSON parses
+ * to what toQuote over this gives.
  */
 export async function groupsOfQuotes(
   sql: Queryable,
