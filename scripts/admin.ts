@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
-import { ALL_SCOPES } from "../shared/scopes.ts";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 
 const USAGE = `Usage: deno task admin <command> [options]
 

@@ -17,16 +17,16 @@
  * variant PATCH through the gateway; a second table, figures in bench-results/quotes.json.
  */
 import autocannon from "autocannon";
-import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
-import { connect } from "../shared/db/mod.ts";
-import { launchStack } from "../shared/launcher.ts";
-import { ALL_SCOPES } from "../shared/scopes.ts";
+import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { connect } from "@printshop/shared/db";
+import { launchStack } from "@printshop/shared/launcher";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
 import {
   importContextKey,
   INTERNAL_CONTEXT_HEADER,
   signInternalContext,
-} from "../shared/internal_context.ts";
+} from "@printshop/shared/internal-context";
 
 const DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
 const CONNECTIONS = 10;

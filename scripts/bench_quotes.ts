@@ -25,8 +25,8 @@
  */
 import autocannon from "autocannon";
 import { Decimal } from "decimal.js";
-import { connect, type Sql } from "../shared/db/mod.ts";
-import { ALL_SCOPES } from "../shared/scopes.ts";
+import { connect, type Sql } from "@printshop/shared/db";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 import type { MarkupGroup } from "../services/quotes/domain/markup.ts";
 import {
   decorationTotals,

@@ -3,7 +3,7 @@
  * database on it), then every test file, then the cluster is stopped. Extra arguments go to
  * `deno test` (e.g. a file or `--filter`).
  */
-import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
+import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
 
 const dir = await Deno.makeTempDir({ prefix: "printshop-test-" });
 const pg = await startEmbeddedPostgres({

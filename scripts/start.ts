@@ -5,11 +5,11 @@
  */
 import { z } from "zod";
 import { join, resolve } from "node:path";
-import { loadConfigOrExit, logLevel, port, postgresUrl } from "../shared/config.ts";
-import { startEmbeddedPostgres } from "../shared/embedded_postgres.ts";
-import { connect } from "../shared/db/mod.ts";
-import { launchStack } from "../shared/launcher.ts";
-import { ALL_SCOPES } from "../shared/scopes.ts";
+import { loadConfigOrExit, logLevel, port, postgresUrl } from "@printshop/shared/config";
+import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { connect } from "@printshop/shared/db";
+import { launchStack } from "@printshop/shared/launcher";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 
 const StartConfig = z.object({
   DATA_DIR: z.string().default("./.data"),
