@@ -9,11 +9,22 @@ const ADMIN_TOKEN = "admin-token-for-tests-0123456789";
 const DEFAULT_RPM = 600;
 const UNKNOWN_ID = "0190b1c2-3d4e-7f00-8a00-00000000dead";
 
+/** The fields the admin API's answers carry that these tests read; lists are arrays of them. */
+interface AdminRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+  apiKey: string;
+  scopes: string[];
+  revokedAt: string | null;
+  [field: string]: unknown;
+}
+type AdminData = AdminRecord & AdminRecord[];
+
 interface Envelope {
   status: boolean;
   message: string;
-  // deno-lint-ignore no-explicit-any
-  data?: any;
+  data: AdminData;
   error?: string;
   details?: { path: string; message: string }[];
 }
@@ -292,8 +303,8 @@ Deno.test("admin API revokes a key once and keeps the first revocation time", as
       const { status, body } = await h.call("DELETE", `/admin/api-keys/${keyId}`);
       assert.equal(status, 200);
       assert.equal(body.data.id, keyId);
-      assert.match(body.data.revokedAt, /^\d{4}-\d{2}-\d{2}T/);
-      firstRevokedAt = body.data.revokedAt;
+      assert.match(body.data.revokedAt ?? "", /^\d{4}-\d{2}-\d{2}T/);
+      firstRevokedAt = body.data.revokedAt ?? "";
     });
 
     await t.step("revoking again → 200 with the same time", async () => {
@@ -305,7 +316,7 @@ Deno.test("admin API revokes a key once and keeps the first revocation time", as
 
     await t.step("the listing shows the key as revoked", async () => {
       const { body } = await h.call("GET", `/admin/organizations/${orgId}/api-keys`);
-      assert.equal(body.data[0].revokedAt, firstRevokedAt);
+      assert.equal(body.data[0]!.revokedAt, firstRevokedAt);
     });
 
     await t.step("an unknown key → 404, a malformed id → 400", async () => {
