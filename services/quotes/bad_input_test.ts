@@ -13,15 +13,9 @@ import { ErrorEnvelope } from "@printshop/shared/contracts";
 import { ERROR_CODES } from "@printshop/shared/http";
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
+import { testConfig } from "./test_config.ts";
 
-const config = {
-  PORT: 0,
-  HOST: "127.0.0.1",
-  DATABASE_URL: "postgres://unused",
-  INTERNAL_SECRET: "x".repeat(32),
-  LOG_LEVEL: "error",
-  PAGE_SIZE_MAX: 200,
-} satisfies Config;
+const config = testConfig();
 
 type Json = Record<string, unknown>;
 

@@ -9,15 +9,9 @@ import type { Config } from "./config.ts";
 import { quoteRoutes } from "./routes/quotes.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { decorationRoutes } from "./routes/decorations.ts";
+import { testConfig } from "./test_config.ts";
 
-const config = {
-  PORT: 0,
-  HOST: "127.0.0.1",
-  DATABASE_URL: "postgres://unused",
-  INTERNAL_SECRET: "x".repeat(32),
-  LOG_LEVEL: "error",
-  PAGE_SIZE_MAX: 50,
-} satisfies Config;
+const config = testConfig(50);
 
 const WITHOUT_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
 

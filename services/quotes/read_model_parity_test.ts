@@ -18,15 +18,9 @@ import type { Config } from "./config.ts";
 import { QUOTE_COLUMNS, type QuoteRow, toQuote } from "./store/rows.ts";
 import { groupsOfQuotes } from "./store/read_model.ts";
 import { findQuoteJson } from "./store/quotes.ts";
+import { testConfig } from "./test_config.ts";
 
-const config = {
-  PORT: 0,
-  HOST: "127.0.0.1",
-  DATABASE_URL: "postgres://unused",
-  INTERNAL_SECRET: "x".repeat(32),
-  LOG_LEVEL: "error",
-  PAGE_SIZE_MAX: 200,
-} satisfies Config;
+const config = testConfig();
 
 type Json = Record<string, unknown>;
 

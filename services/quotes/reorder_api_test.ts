@@ -9,15 +9,9 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
+import { testConfig } from "./test_config.ts";
 
-const config = {
-  PORT: 0,
-  HOST: "127.0.0.1",
-  DATABASE_URL: "postgres://unused",
-  INTERNAL_SECRET: "x".repeat(32),
-  LOG_LEVEL: "error",
-  PAGE_SIZE_MAX: 200,
-} satisfies Config;
+const config = testConfig();
 
 type Json = Record<string, unknown>;
 type Kind = "line" | "decoration";

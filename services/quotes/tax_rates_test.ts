@@ -7,15 +7,9 @@ import type { Config } from "./config.ts";
 import { markupGroupRoutes } from "./routes/markup_groups.ts";
 import { taxRateRoutes } from "./routes/tax_rates.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./store/tax_rates.ts";
+import { testConfig } from "./test_config.ts";
 
-const config = {
-  PORT: 0,
-  HOST: "127.0.0.1",
-  DATABASE_URL: "postgres://unused",
-  INTERNAL_SECRET: "x".repeat(32),
-  LOG_LEVEL: "error",
-  PAGE_SIZE_MAX: 5,
-} satisfies Config;
+const config = testConfig(5);
 
 interface Envelope<T = unknown> {
   status: boolean;
