@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  eventBusConfig,
   httpUrl,
   logLevel,
   port,
@@ -31,6 +32,7 @@ export const ConfigSchema = z.object({
   /** How long the gateway waits for a service before answering 503. */
   PROXY_TIMEOUT_MS: positiveInt(30_000, 600_000),
   LOG_LEVEL: logLevel(),
+  ...eventBusConfig,
 }).superRefine((config, ctx) => {
   const partner = [
     ["PARTNER_JWKS_URL", config.PARTNER_JWKS_URL],

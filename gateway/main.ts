@@ -3,6 +3,7 @@ import { createLogger } from "@printshop/shared/log";
 import { openDatabase, type Sql } from "@printshop/shared/db";
 import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
+import { type EventBus, openEventBus, startOutboxRelay, topicOf } from "@printshop/shared/events";
 import { ConfigSchema } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
 import { createAdminApp } from "./admin_app.ts";
@@ -20,16 +21,27 @@ try {
     "gateway",
     new URL("./migrations/", import.meta.url),
     logger,
-    {
-      applicationName: "gateway",
-      // The gateway emits no events, so its schema has no outbox.
-      platform: false,
-    },
+    // The platform track gives the gateway an outbox, for credential events.
+    { applicationName: "gateway" },
   );
 } catch (error) {
   logger.error("database unavailable at start", { error: String(error) });
   Deno.exit(1);
 }
+let bus: EventBus;
+try {
+  bus = await openEventBus(config, logger);
+} catch (error) {
+  logger.error("event bus unavailable at start", { error: String(error) });
+  Deno.exit(1);
+}
+const relay = await startOutboxRelay({
+  sql,
+  schema: "gateway",
+  topic: topicOf("gateway"),
+  bus,
+  logger,
+});
 const contextKey = await importContextKey(config.INTERNAL_SECRET);
 
 const authenticator = new Authenticator(sql, {
@@ -79,5 +91,7 @@ const adminServer = Deno.serve(
 onShutdown(async () => {
   stopPurge();
   await Promise.all([publicServer.shutdown(), adminServer.shutdown()]);
+  await relay.stop();
+  await bus.close();
   await sql.end({ timeout: 5 });
 });

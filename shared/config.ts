@@ -80,6 +80,27 @@ export const logLevel = (): z.ZodType<"debug" | "info" | "warn" | "error"> =>
   z.enum(["debug", "info", "warn", "error"], { error: "must be debug, info, warn or error" })
     .default("info");
 
+/**
+ * Where events travel. Unset KAFKA_BROKERS means the embedded transport on DATABASE_URL; the
+ * SASL variables only mean something together, which `openEventBus` checks.
+ */
+export const eventBusConfig = {
+  KAFKA_BROKERS: z.string()
+    .transform((v) => v.split(",").map((b) => b.trim()).filter((b) => b !== ""))
+    .pipe(
+      z.array(z.string().regex(/^[A-Za-z0-9.\-]+:\d{1,5}$/, "must list host:port pairs"))
+        .min(1, "must list at least one host:port"),
+    ).optional(),
+  KAFKA_CLIENT_ID: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, "must be a plain name")
+    .default("printshop"),
+  KAFKA_SSL: bool(false),
+  KAFKA_SASL_MECHANISM: z.enum(["plain", "scram-sha-256", "scram-sha-512"], {
+    error: "must be plain, scram-sha-256 or scram-sha-512",
+  }).optional(),
+  KAFKA_SASL_USERNAME: z.string().optional(),
+  KAFKA_SASL_PASSWORD: z.string().optional(),
+};
+
 /** Variables every service process reads. */
 export const serviceBaseConfig = {
   PORT: port(8080),
@@ -87,4 +108,5 @@ export const serviceBaseConfig = {
   DATABASE_URL: postgresUrl(),
   INTERNAL_SECRET: secret(),
   LOG_LEVEL: logLevel(),
+  ...eventBusConfig,
 };

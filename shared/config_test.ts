@@ -164,6 +164,8 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
     DATABASE_URL,
     INTERNAL_SECRET,
     LOG_LEVEL: "info",
+    KAFKA_CLIENT_ID: "printshop",
+    KAFKA_SSL: false,
   });
   const extra = z.object({
     WORKERS: positiveInt(4, 64),
@@ -240,4 +242,20 @@ Deno.test("port() accepts 0 (any free port) and 65535", () => {
   const schema = z.object({ P: port(1) });
   assert.equal(loadConfig(schema, { P: "0" }).P, 0);
   assert.equal(loadConfig(schema, { P: "65535" }).P, 65535);
+});
+
+Deno.test("loadConfig() reads KAFKA_BROKERS as a host:port list and names a bad entry", () => {
+  const config = loadConfig(ServiceSchema, {
+    ...validEnv,
+    KAFKA_BROKERS: "kafka-1:9092, kafka-2.internal:9093",
+  });
+  assert.deepEqual(config.KAFKA_BROKERS, ["kafka-1:9092", "kafka-2.internal:9093"]);
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, KAFKA_BROKERS: "kafka:9092,http://x" }).message,
+    /^Invalid configuration: KAFKA_BROKERS.* must list host:port pairs/,
+  );
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, KAFKA_SASL_MECHANISM: "md5" }).message,
+    /KAFKA_SASL_MECHANISM must be plain, scram-sha-256 or scram-sha-512/,
+  );
 });

@@ -6,8 +6,15 @@ import { openDatabase, type Sql } from "./db/mod.ts";
 import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
 import { onShutdown } from "./lifecycle.ts";
+import {
+  type EventBus,
+  type EventBusConfig,
+  openEventBus,
+  startOutboxRelay,
+  topicOf,
+} from "./events/mod.ts";
 
-interface BaseConfig {
+interface BaseConfig extends EventBusConfig {
   PORT: number;
   HOST: string;
   DATABASE_URL: string;
@@ -27,11 +34,18 @@ export interface RunServiceOptions<S extends z.ZodObject> {
   configSchema: S;
   migrations: URL;
   buildApp: (deps: ServiceDeps<z.output<S>>) => Hono<ServiceEnv>;
+  /** Work beside the HTTP server (consumers, workers); stopped before the pool closes. */
+  background?: (deps: ServiceDeps<z.output<S>> & { bus: EventBus }) => Promise<Stoppable>;
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
 }
 
 /**
- * Process entry shared by every service: validated config, migrated schema, HTTP server, and a
- * graceful stop on SIGTERM/SIGINT (finish in-flight requests, then close the pool).
+ * Process entry shared by every service: validated config, migrated schema, the event bus and
+ * the relay of the service's outbox to its topic, HTTP server, and a graceful stop on
+ * SIGTERM/SIGINT (finish in-flight requests, stop background work, then close the pool).
  */
 export async function runService<S extends z.ZodObject>(
   options: RunServiceOptions<S>,
@@ -47,8 +61,24 @@ export async function runService<S extends z.ZodObject>(
     logger.error("database unavailable at start", { error: String(error) });
     Deno.exit(1);
   }
+  let bus: EventBus;
+  try {
+    bus = await openEventBus(config, logger);
+  } catch (error) {
+    logger.error("event bus unavailable at start", { error: String(error) });
+    Deno.exit(1);
+  }
+  const relay = await startOutboxRelay({
+    sql,
+    schema: options.service,
+    topic: topicOf(options.service),
+    bus,
+    logger,
+  });
   const contextKey = await importContextKey(config.INTERNAL_SECRET);
-  const app = options.buildApp({ config, sql, logger, contextKey });
+  const deps = { config, sql, logger, contextKey };
+  const app = options.buildApp(deps);
+  const background = await options.background?.({ ...deps, bus });
   const server = Deno.serve({
     hostname: config.HOST,
     port: config.PORT,
@@ -56,6 +86,9 @@ export async function runService<S extends z.ZodObject>(
   }, app.fetch);
   onShutdown(async () => {
     await server.shutdown();
+    await background?.stop();
+    await relay.stop();
+    await bus.close();
     await sql.end({ timeout: 5 });
   });
 }

@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import swaggerUiDistPath from "swagger-ui-dist/absolute-path.js";
 import { errorBody } from "@printshop/shared/http";
 import { buildOpenApiDocument } from "@printshop/shared/openapi";
+import { asyncApiDocument } from "@printshop/shared/events/asyncapi";
 
 interface Asset {
   body: Uint8Array<ArrayBuffer>;
@@ -113,6 +114,13 @@ function openApiAsset(): Asset {
   return documentAsset;
 }
 
+let asyncApiAsset: Asset | undefined;
+
+function eventsAsset(): Asset {
+  asyncApiAsset ??= asset(new TextEncoder().encode(JSON.stringify(asyncApiDocument())), JSON_TYPE);
+  return asyncApiAsset;
+}
+
 function pageAsset(files: Map<string, Asset>): Asset {
   const src = (file: string): string => `docs/assets/${file}?v=${files.get(file)!.version}`;
   const title = "Print Shop API reference";
@@ -182,7 +190,8 @@ function send(served: Asset, request: Headers, headers: Record<string, string>):
 }
 
 /**
- * Public API docs: `GET /openapi.json` (the generated document) and `GET /docs` (Swagger UI).
+ * Public API docs: `GET /openapi.json` (the generated document), `GET /docs` (Swagger UI) and
+ * `GET /asyncapi.json` (topics and event payloads, generated from the event catalogue).
  * The renderer is served from the installed npm package, so the page needs no CDN; neither
  * endpoint needs a credential.
  */
@@ -193,6 +202,10 @@ export function docsRoutes(): Hono {
 
   app.get("/openapi.json", (c) => {
     return send(openApiAsset(), c.req.raw.headers, { "Cache-Control": REVALIDATE });
+  });
+
+  app.get("/asyncapi.json", (c) => {
+    return send(eventsAsset(), c.req.raw.headers, { "Cache-Control": REVALIDATE });
   });
 
   app.get("/docs", (c) => {

@@ -1,4 +1,5 @@
-import type { Queryable } from "@printshop/shared/db";
+import type { Queryable, Sql } from "@printshop/shared/db";
+import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { generateApiKey, hashSecret } from "../domain/api_key.ts";
 
@@ -86,9 +87,27 @@ export async function listApiKeys(sql: Queryable, organizationId: string): Promi
 }
 
 /** Revokes a key; revoking twice keeps the first revocation time. Null when no such key. */
-export async function revokeApiKey(sql: Queryable, id: string): Promise<ApiKeyRecord | null> {
-  const [row] = await sql<ApiKeyRow[]>`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
-    RETURNING id, organization_id, name, scopes, created_at, revoked_at`;
-  return row ? toRecord(row) : null;
+/**
+ * Revokes a key and, on the first revocation only, records `api_key.revoked` in the same
+ * transaction, so the webhooks service stops delivering to the key's subscriptions.
+ */
+export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRecord | null> {
+  return await sql.begin(async (tx) => {
+    const [before] = await tx<{ revoked: boolean }[]>`
+      SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = ${id} FOR UPDATE`;
+    if (!before) return null;
+    const [row] = await tx<ApiKeyRow[]>`
+      UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+      RETURNING id, organization_id, name, scopes, created_at, revoked_at`;
+    const record = toRecord(row!);
+    if (!before.revoked) {
+      await writeEvent(tx, {
+        organizationId: record.organizationId,
+        type: "api_key.revoked",
+        aggregateId: record.id,
+        payload: { id: record.id, organizationId: record.organizationId },
+      });
+    }
+    return record;
+  });
 }
