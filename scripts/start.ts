@@ -19,6 +19,7 @@ const StartConfig = z.object({
   ADMIN_PORT: port(8081),
   PLATFORM_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   INTERNAL_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  WEBHOOK_SECRETS_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   LOG_LEVEL: logLevel(),
 });
 const config = loadConfigOrExit(StartConfig);
@@ -27,6 +28,7 @@ await Deno.mkdir(dataDir, { recursive: true });
 
 interface Secrets {
   internalSecret: string;
+  webhookSecretsKey: string;
   adminToken: string;
   postgresPassword: string;
 }
@@ -37,17 +39,22 @@ const random = (bytes: number): string =>
 
 async function loadSecrets(): Promise<Secrets> {
   const file = join(dataDir, "secrets.json");
+  let stored: Partial<Secrets> = {};
   try {
-    return JSON.parse(await Deno.readTextFile(file)) as Secrets;
+    stored = JSON.parse(await Deno.readTextFile(file)) as Partial<Secrets>;
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const secrets = {
-    internalSecret: random(32),
-    adminToken: random(32),
-    postgresPassword: random(24),
+  // A data directory from an older version lacks newer secrets: add them, keep the rest.
+  const secrets: Secrets = {
+    internalSecret: stored.internalSecret ?? random(32),
+    webhookSecretsKey: stored.webhookSecretsKey ?? random(32),
+    adminToken: stored.adminToken ?? random(32),
+    postgresPassword: stored.postgresPassword ?? random(24),
   };
-  await Deno.writeTextFile(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  if (Object.keys(secrets).some((k) => !(k in stored))) {
+    await Deno.writeTextFile(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
+  }
   return secrets;
 }
 
@@ -95,6 +102,7 @@ try {
   stack = await launchStack({
     databaseUrl,
     internalSecret: config.INTERNAL_SECRET ?? secrets.internalSecret,
+    webhookSecretsKey: config.WEBHOOK_SECRETS_KEY ?? secrets.webhookSecretsKey,
     adminToken,
     host: config.HOST,
     gatewayPort: config.PORT,

@@ -10,6 +10,8 @@ import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 export interface StackOptions {
   databaseUrl: string;
   internalSecret: string;
+  /** Key that seals webhook signing secrets at rest (WEBHOOK_SECRETS_KEY of the webhooks service). */
+  webhookSecretsKey: string;
   adminToken: string;
   /** Gateway bind address; services always bind loopback. */
   host?: string;
@@ -126,6 +128,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       ...common,
       HOST: "127.0.0.1",
       PORT: String(servicePorts[name]),
+      ...(name === "webhooks" ? { WEBHOOK_SECRETS_KEY: options.webhookSecretsKey } : {}),
       ...options.processEnv?.[name],
     };
   };

@@ -28,6 +28,15 @@ import {
   UpdateQuoteVariantBody,
 } from "./contracts/quote_items.ts";
 import { Limits, Me } from "./contracts/account.ts";
+import {
+  CreateWebhookBody,
+  EventCatalogue,
+  EventLogPage,
+  EventLogQuery,
+  ListDeliveriesQuery,
+  WebhookDelivery,
+  WebhookSubscription,
+} from "./contracts/webhooks.ts";
 import { Deleted, page } from "./contracts/common.ts";
 import { z } from "zod";
 
@@ -364,6 +373,102 @@ export const ROUTES: readonly RouteDef[] = [
     tag: "Tax rates",
     body: CreateTaxRateBody,
     responses: { 201: TaxRate },
+  },
+  {
+    operationId: "getEventCatalogue",
+    method: "GET",
+    path: "/v1/reference/events",
+    service: "webhooks",
+    scope: null,
+    summary: "Every event name a webhook can subscribe to, and how deliveries work",
+    tag: "Events",
+    responses: { 200: EventCatalogue },
+  },
+  {
+    operationId: "getEventLog",
+    method: "GET",
+    path: "/v1/event-log",
+    service: "webhooks",
+    scope: null,
+    summary:
+      "This organisation's events in order, after a given event id; only areas the credential can read",
+    tag: "Events",
+    query: EventLogQuery,
+    responses: { 200: EventLogPage },
+  },
+  {
+    operationId: "listWebhooks",
+    method: "GET",
+    path: "/v1/webhooks",
+    service: "webhooks",
+    scope: "webhooks.read",
+    summary: "This credential's webhook subscriptions",
+    tag: "Webhooks",
+    responses: { 200: z.array(WebhookSubscription) },
+  },
+  {
+    operationId: "createWebhook",
+    method: "POST",
+    path: "/v1/webhooks",
+    service: "webhooks",
+    scope: "webhooks.write",
+    summary:
+      "Subscribe a URL to an event (needs the event area's read scope too); the secret is shown once",
+    tag: "Webhooks",
+    body: CreateWebhookBody,
+    responses: { 201: WebhookSubscription, 200: WebhookSubscription },
+  },
+  {
+    operationId: "getWebhook",
+    method: "GET",
+    path: "/v1/webhooks/{webhookId}",
+    service: "webhooks",
+    scope: "webhooks.read",
+    summary: "One subscription of this credential",
+    tag: "Webhooks",
+    responses: { 200: WebhookSubscription },
+  },
+  {
+    operationId: "deleteWebhook",
+    method: "DELETE",
+    path: "/v1/webhooks/{webhookId}",
+    service: "webhooks",
+    scope: "webhooks.write",
+    summary: "Unsubscribe; succeeds for an unknown id too",
+    tag: "Webhooks",
+    responses: { 200: Deleted },
+  },
+  {
+    operationId: "rotateWebhookSecret",
+    method: "POST",
+    path: "/v1/webhooks/{webhookId}/rotate-secret",
+    service: "webhooks",
+    scope: "webhooks.write",
+    summary: "Issue a new signing secret; the old one keeps signing deliveries for 48 hours",
+    tag: "Webhooks",
+    responses: { 200: WebhookSubscription },
+  },
+  {
+    operationId: "listWebhookDeliveries",
+    method: "GET",
+    path: "/v1/webhooks/{webhookId}/deliveries",
+    service: "webhooks",
+    scope: "webhooks.read",
+    summary:
+      "Deliveries of a subscription, newest first, with every attempt; never a response body",
+    tag: "Webhooks",
+    query: ListDeliveriesQuery,
+    responses: { 200: page(WebhookDelivery) },
+  },
+  {
+    operationId: "retryWebhookDelivery",
+    method: "POST",
+    path: "/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry",
+    service: "webhooks",
+    scope: "webhooks.write",
+    summary: "Attempt a failed delivery again now and answer with the result (409 unless failed)",
+    tag: "Webhooks",
+    responses: { 200: WebhookDelivery },
   },
 ];
 

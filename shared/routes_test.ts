@@ -229,6 +229,7 @@ Deno.test("every service serves exactly its rows of the route table", async (t) 
         const config = loadConfig(service.schema, {
           DATABASE_URL: NOWHERE,
           INTERNAL_SECRET: SECRET,
+          WEBHOOK_SECRETS_KEY: SECRET,
         }) as never;
         const app = service.build({ config, sql, logger, contextKey });
         const defaults = createServiceApp({ service: service.name, logger, contextKey });

@@ -9,5 +9,7 @@ export function testConfig(pageSizeMax = 200): Config {
     INTERNAL_SECRET: "x".repeat(32),
     LOG_LEVEL: "error",
     PAGE_SIZE_MAX: pageSizeMax,
+    KAFKA_CLIENT_ID: "printshop",
+    KAFKA_SSL: false,
   };
 }

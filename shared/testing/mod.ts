@@ -1,3 +1,4 @@
 export * from "./db.ts";
 export * from "./stack.ts";
 export * from "./service.ts";
+export * from "./receiver.ts";

@@ -20,12 +20,20 @@ import { createTestDatabase, type TestDatabase } from "./db.ts";
 export interface ServiceHarness<C> {
   app: Hono<ServiceEnv>;
   sql: Sql;
+  /** The test database, for code under test that opens its own pool (the embedded bus). */
+  databaseUrl: string;
   deps: ServiceDeps<C>;
   contextKey: ContextKey;
   request(
     method: string,
     path: string,
-    options?: { body?: unknown; organizationId?: string; scopes?: readonly string[] },
+    options?: {
+      body?: unknown;
+      organizationId?: string;
+      scopes?: readonly string[];
+      /** Fixed when a test needs one credential across requests (it owns webhooks, say). */
+      credentialId?: string;
+    },
   ): Promise<Response>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -55,13 +63,14 @@ export async function serviceHarness<C>(options: {
   return {
     app,
     sql,
+    databaseUrl: db.url,
     deps,
     contextKey,
     async request(method, path, opts = {}) {
       const context: InternalContext = {
         organizationId: opts.organizationId ?? defaultOrg,
         credentialKind: "tenant_key",
-        credentialId: crypto.randomUUID(),
+        credentialId: opts.credentialId ?? crypto.randomUUID(),
         scopes: [...(opts.scopes ?? ALL_SCOPES)],
         requestId: crypto.randomUUID(),
         issuedAt: Date.now(),

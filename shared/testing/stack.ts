@@ -45,9 +45,11 @@ export async function startTestStack(
     stack = await launchStack({
       databaseUrl: db.url,
       internalSecret: randomSecret(),
+      webhookSecretsKey: randomSecret(),
       adminToken,
       logDir,
-      env: { LOG_LEVEL: "info", ...options.env },
+      // Receivers in tests listen on loopback, which production refuses as a webhook target.
+      env: { LOG_LEVEL: "info", WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...options.env },
       ...(options.processEnv ? { processEnv: options.processEnv } : {}),
     });
   } catch (error) {

@@ -1,0 +1,46 @@
+import type { Sql } from "@printshop/shared/db";
+import type { Logger } from "@printshop/shared/log";
+import {
+  type BusEvent,
+  type BusSubscription,
+  EVENT_TOPICS,
+  type EventBus,
+  eventDefinition,
+} from "@printshop/shared/events";
+import { recordEvents } from "./store/events.ts";
+import { revokeCredential } from "./store/subscriptions.ts";
+
+export const CONSUMER_GROUP = "webhooks";
+
+/**
+ * Consumes every topic as the `webhooks` group. A batch is acknowledged (and the group's
+ * position committed) only after its events and their deliveries are in the database, so a
+ * crash at any point means the batch is offered again, and recording it again is harmless.
+ */
+export async function startEventConsumer(
+  deps: { sql: Sql; bus: EventBus; logger: Logger },
+): Promise<BusSubscription> {
+  const { sql, logger } = deps;
+  return await deps.bus.subscribe({
+    groupId: CONSUMER_GROUP,
+    topics: [...EVENT_TOPICS],
+    handle: async (events: BusEvent[]) => {
+      const visible: BusEvent[] = [];
+      for (const event of events) {
+        const definition = eventDefinition(event.type);
+        if (!definition) {
+          logger.warn("event of an unknown type skipped", { eventId: event.id, type: event.type });
+        } else if (event.type === "api_key.revoked") {
+          // Record what came before in order, so events of the key's last moments still go out.
+          await recordEvents(sql, visible.splice(0));
+          const { id } = event.data as { id: string };
+          const stopped = await revokeCredential(sql, id);
+          logger.info("subscriptions of a revoked key stopped", { apiKeyId: id, stopped });
+        } else if (definition.readScope !== null) {
+          visible.push(event);
+        }
+      }
+      await recordEvents(sql, visible);
+    },
+  });
+}

@@ -1,0 +1,227 @@
+import type { Queryable, Sql } from "@printshop/shared/db";
+import type { WebhookDelivery } from "@printshop/shared/contracts";
+import { nextAttemptDelay } from "../domain/retry_schedule.ts";
+import type { DeliveredEvent } from "../domain/payload.ts";
+
+/** A delivery a worker has claimed: everything needed to send it once. */
+export interface ClaimedDelivery {
+  id: string;
+  /** This attempt's number, 1-based. */
+  attempt: number;
+  subscriptionId: string;
+  url: string;
+  includesCosts: boolean;
+  eventId: string;
+  event: DeliveredEvent;
+}
+
+interface ClaimedRow {
+  id: string;
+  attempt_count: number;
+  subscription_id: string;
+  url: string;
+  includes_costs: boolean;
+  event_id: string;
+  type: string;
+  occurred_at: Date;
+  data: unknown;
+}
+
+const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
+  id: row.id,
+  attempt: row.attempt_count,
+  subscriptionId: row.subscription_id,
+  url: row.url,
+  includesCosts: row.includes_costs,
+  eventId: row.event_id,
+  event: { type: row.type, occurredAt: row.occurred_at.toISOString(), data: row.data },
+});
+
+/**
+ * Claims up to `limit` due deliveries of active subscriptions. SKIP LOCKED lets replicas claim
+ * side by side; pushing next_attempt_at past the lease makes the claim expire by itself.
+ */
+export async function claimDueDeliveries(
+  sql: Queryable,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
+  const rows = await sql<ClaimedRow[]>`
+    WITH due AS (
+      SELECT d.id FROM deliveries d
+      WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+      ORDER BY d.next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE deliveries d
+    SET attempt_count = d.attempt_count + 1,
+        next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+    FROM due, subscriptions s, events e
+    WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
+      AND s.credential_revoked_at IS NULL
+    RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
+              e.type, e.occurred_at, e.data`;
+  return rows.map(toClaimed);
+}
+
+export type ManualClaim =
+  | { outcome: "claimed"; delivery: ClaimedDelivery }
+  | { outcome: "not_found" }
+  | { outcome: "not_failed"; status: string };
+
+/** Claims one failed delivery of a subscription for a replay requested by the integrator. */
+export async function claimFailedDelivery(
+  sql: Sql,
+  subscriptionId: string,
+  deliveryId: string,
+  leaseMs: number,
+): Promise<ManualClaim> {
+  return await sql.begin(async (tx) => {
+    const [current] = await tx<{ status: string; revoked: boolean }[]>`
+      SELECT d.status, s.credential_revoked_at IS NOT NULL AS revoked
+      FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+      WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}
+      FOR UPDATE OF d`;
+    if (!current) return { outcome: "not_found" };
+    if (current.status !== "failed" || current.revoked) {
+      return { outcome: "not_failed", status: current.revoked ? "revoked" : current.status };
+    }
+    const [row] = await tx<ClaimedRow[]>`
+      UPDATE deliveries d
+      SET status = 'retrying', attempt_count = d.attempt_count + 1,
+          next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+      FROM subscriptions s, events e
+      WHERE d.id = ${deliveryId} AND s.id = d.subscription_id AND e.id = d.event_id
+      RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
+                e.type, e.occurred_at, e.data`;
+    return { outcome: "claimed", delivery: toClaimed(row!) };
+  });
+}
+
+export interface AttemptRecord {
+  startedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  succeeded: boolean;
+  failureReason: string | null;
+  trigger: "automatic" | "manual";
+}
+
+/**
+ * Records an attempt and moves the delivery on: succeeded; retrying at the schedule's next
+ * step; or failed when the schedule is used up (and after a manual replay, which does not start
+ * the schedule again). A worker whose claim expired and was taken over only adds its attempt.
+ */
+export async function recordAttempt(
+  sql: Sql,
+  delivery: ClaimedDelivery,
+  attempt: AttemptRecord,
+  schedule: readonly number[],
+): Promise<void> {
+  const delay = attempt.succeeded || attempt.trigger === "manual"
+    ? null
+    : nextAttemptDelay(schedule, delivery.attempt);
+  const status = attempt.succeeded ? "succeeded" : delay === null ? "failed" : "retrying";
+  await sql.begin(async (tx) => {
+    await tx`
+      INSERT INTO delivery_attempts
+        (delivery_id, attempt, started_at, duration_ms, http_status, succeeded, failure_reason,
+         trigger)
+      VALUES (${delivery.id}, ${delivery.attempt}, ${attempt.startedAt},
+              ${Math.round(attempt.durationMs)}, ${attempt.httpStatus}, ${attempt.succeeded},
+              ${attempt.failureReason}, ${attempt.trigger})`;
+    await tx`
+      UPDATE deliveries
+      SET status = ${status},
+          next_attempt_at = ${
+      delay === null ? null : tx`now() + make_interval(secs => ${delay / 1000})`
+    },
+          last_http_status = ${attempt.httpStatus},
+          last_failure_reason = ${attempt.failureReason}
+      WHERE id = ${delivery.id} AND attempt_count = ${delivery.attempt}
+        AND status <> 'succeeded'`;
+  });
+}
+
+interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  type: string;
+  status: WebhookDelivery["status"];
+  created_at: Date;
+  next_attempt_at: Date | null;
+  last_http_status: number | null;
+  last_failure_reason: string | null;
+  attempts: {
+    attempt: number;
+    startedAt: string;
+    durationMs: number;
+    httpStatus: number | null;
+    succeeded: boolean;
+    failureReason: string | null;
+    trigger: "automatic" | "manual";
+  }[];
+}
+
+const DELIVERY_SELECT = (sql: Queryable) =>
+  sql`
+  SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.created_at,
+         CASE WHEN d.status IN ('pending', 'retrying') THEN d.next_attempt_at END
+           AS next_attempt_at,
+         d.last_http_status, d.last_failure_reason,
+         coalesce((
+           SELECT jsonb_agg(jsonb_build_object(
+             'attempt', a.attempt,
+             'startedAt', to_char(a.started_at AT TIME ZONE 'UTC',
+                                  'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'durationMs', a.duration_ms,
+             'httpStatus', a.http_status,
+             'succeeded', a.succeeded,
+             'failureReason', a.failure_reason,
+             'trigger', a.trigger) ORDER BY a.started_at, a.id)
+           FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts
+  FROM deliveries d JOIN events e ON e.id = d.event_id`;
+
+const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
+  id: row.id,
+  webhookId: row.subscription_id,
+  eventId: row.event_id,
+  eventType: row.type,
+  status: row.status,
+  createdAt: row.created_at.toISOString(),
+  nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
+  lastHttpStatus: row.last_http_status,
+  lastFailureReason: row.last_failure_reason,
+  attempts: row.attempts,
+});
+
+/** A subscription's deliveries, newest first, each with its attempts (never a response body). */
+export async function listDeliveries(
+  sql: Queryable,
+  subscriptionId: string,
+  options: { limit: number; offset: number; status?: WebhookDelivery["status"] | undefined },
+): Promise<{ items: WebhookDelivery[]; totalCount: number }> {
+  const status = options.status ? sql`AND d.status = ${options.status}` : sql``;
+  const [count] = await sql<{ n: string }[]>`
+    SELECT count(*) AS n FROM deliveries d
+    WHERE d.subscription_id = ${subscriptionId} ${status}`;
+  const rows = await sql<DeliveryRow[]>`
+    ${DELIVERY_SELECT(sql)}
+    WHERE d.subscription_id = ${subscriptionId} ${status}
+    ORDER BY d.created_at DESC, d.id DESC
+    LIMIT ${options.limit} OFFSET ${options.offset}`;
+  return { items: rows.map(toDelivery), totalCount: Number(count?.n ?? 0) };
+}
+
+export async function findDelivery(
+  sql: Queryable,
+  subscriptionId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery | null> {
+  const [row] = await sql<DeliveryRow[]>`
+    ${DELIVERY_SELECT(sql)}
+    WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}`;
+  return row ? toDelivery(row) : null;
+}

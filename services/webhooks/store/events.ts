@@ -1,0 +1,104 @@
+import type { Queryable, Sql } from "@printshop/shared/db";
+import type { BusEvent } from "@printshop/shared/events";
+
+/** Wakes delivery workers (in every replica) when new deliveries are queued. */
+export const DELIVERIES_CHANNEL = "printshop_webhook_deliveries";
+
+/**
+ * Records integrator-visible events once each and queues one delivery per matching active
+ * subscription, in one transaction. An event seen before (a redelivery by the bus) inserts
+ * nothing and queues nothing. The transaction-wide lock keeps `seq` in commit order, so a
+ * reader of the event log who has seen seq N never later finds a new row below N.
+ */
+export async function recordEvents(
+  sql: Sql,
+  events: readonly BusEvent[],
+): Promise<{ recorded: number; queued: number }> {
+  if (events.length === 0) return { recorded: 0, queued: 0 };
+  const rows = events.map((e) => ({
+    id: e.id,
+    organization_id: e.organizationId,
+    type: e.type,
+    aggregate_id: e.aggregateId,
+    occurred_at: e.occurredAt,
+    data: e.data,
+  }));
+  return await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('printshop.webhooks.event_log'))`;
+    const recorded = await tx<{ id: string }[]>`
+      INSERT INTO events (id, organization_id, type, aggregate_id, occurred_at, data)
+      SELECT r.id, r.organization_id, r.type, r.aggregate_id, r.occurred_at, e.value -> 'data'
+      FROM jsonb_array_elements(${tx.json(rows as Parameters<typeof tx.json>[0])}::jsonb)
+             WITH ORDINALITY AS e(value, n),
+           jsonb_to_record(e.value) AS r(id uuid, organization_id uuid, type text,
+             aggregate_id uuid, occurred_at timestamptz)
+      ORDER BY e.n
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id`;
+    if (recorded.length === 0) return { recorded: 0, queued: 0 };
+    const queued = await tx`
+      INSERT INTO deliveries (subscription_id, event_id)
+      SELECT s.id, e.id
+      FROM events e
+      JOIN subscriptions s ON s.organization_id = e.organization_id AND s.event_type = e.type
+      WHERE e.id = ANY(${recorded.map((r) => r.id)}) AND s.credential_revoked_at IS NULL
+      ORDER BY e.seq
+      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      RETURNING id`;
+    if (queued.length > 0) await tx`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`;
+    return { recorded: recorded.length, queued: queued.length };
+  });
+}
+
+export interface LoggedEvent {
+  id: string;
+  type: string;
+  occurredAt: string;
+  aggregateId: string | null;
+  data: unknown;
+}
+
+interface EventRow {
+  seq: string;
+  id: string;
+  type: string;
+  occurred_at: Date;
+  aggregate_id: string | null;
+  data: unknown;
+}
+
+/**
+ * One page of an organisation's event log after a given event (from the start when `afterId`
+ * is null), limited to the types the reader may see. Null when `afterId` is not an event of
+ * this organisation.
+ */
+export async function readEventLog(
+  sql: Queryable,
+  organizationId: string,
+  options: { afterId: string | null; limit: number; types: readonly string[] },
+): Promise<{ events: LoggedEvent[]; hasMore: boolean } | null> {
+  let afterSeq = "0";
+  if (options.afterId) {
+    const [anchor] = await sql<{ seq: string }[]>`
+      SELECT seq FROM events WHERE id = ${options.afterId} AND organization_id = ${organizationId}`;
+    if (!anchor) return null;
+    afterSeq = anchor.seq;
+  }
+  const rows = await sql<EventRow[]>`
+    SELECT seq, id, type, occurred_at, aggregate_id, data FROM events
+    WHERE organization_id = ${organizationId} AND seq > ${afterSeq}
+      AND type = ANY(${options.types as string[]})
+    ORDER BY seq
+    LIMIT ${options.limit + 1}`;
+  const hasMore = rows.length > options.limit;
+  return {
+    hasMore,
+    events: rows.slice(0, options.limit).map((r) => ({
+      id: r.id,
+      type: r.type,
+      occurredAt: r.occurred_at.toISOString(),
+      aggregateId: r.aggregate_id,
+      data: r.data,
+    })),
+  };
+}

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { DateTime, NonNegativeIntParam, Uuid } from "./common.ts";
+
+export const WEBHOOK_URL_MAX = 2048;
+
+export const CreateWebhookBody = z.strictObject({
+  url: z.string().trim().min(1, "Must not be empty").max(
+    WEBHOOK_URL_MAX,
+    `Must be at most ${WEBHOOK_URL_MAX} characters`,
+  ),
+  event: z.string().min(1, "Must not be empty").max(100, "Must be at most 100 characters"),
+}).meta({ id: "CreateWebhookBody" });
+export type CreateWebhookBody = z.infer<typeof CreateWebhookBody>;
+
+export const WebhookSubscription = z.object({
+  id: Uuid,
+  event: z.string(),
+  url: z.string(),
+  /** Whether deliveries carry cost fields: the subscribing credential held costs.read. */
+  includesCosts: z.boolean(),
+  /** False once the subscribing credential is revoked: nothing is delivered any more. */
+  active: z.boolean(),
+  createdAt: DateTime,
+  secretRotatedAt: DateTime.nullable(),
+  /** Present only in the answer that created the subscription or rotated its secret. */
+  secret: z.string().optional().meta({
+    description: "Signing secret (whsec_…); shown once",
+  }),
+  previousSecretExpiresAt: DateTime.optional().meta({
+    description: "After a rotation: until when deliveries are also signed with the old secret",
+  }),
+}).meta({ id: "WebhookSubscription" });
+export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
+
+export const DELIVERY_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
+export const DeliveryStatus = z.enum(DELIVERY_STATUSES, {
+  error: `Must be one of ${DELIVERY_STATUSES.join(", ")}`,
+});
+
+export const DeliveryAttempt = z.object({
+  attempt: z.int().min(1),
+  startedAt: DateTime,
+  durationMs: z.int().min(0),
+  httpStatus: z.int().nullable(),
+  succeeded: z.boolean(),
+  /** Actionable: "connection refused", "timed out after 10000 ms", "HTTP 503 from endpoint"… */
+  failureReason: z.string().nullable(),
+  trigger: z.enum(["automatic", "manual"]),
+}).meta({ id: "WebhookDeliveryAttempt" });
+
+export const WebhookDelivery = z.object({
+  id: Uuid,
+  webhookId: Uuid,
+  eventId: Uuid,
+  eventType: z.string(),
+  status: DeliveryStatus,
+  createdAt: DateTime,
+  nextAttemptAt: DateTime.nullable(),
+  lastHttpStatus: z.int().nullable(),
+  lastFailureReason: z.string().nullable(),
+  attempts: z.array(DeliveryAttempt),
+}).meta({ id: "WebhookDelivery" });
+export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
+
+export const ListDeliveriesQuery = z.strictObject({
+  limit: NonNegativeIntParam.optional(),
+  offset: NonNegativeIntParam.optional(),
+  status: DeliveryStatus.optional(),
+});
+
+export const EventCatalogue = z.object({
+  events: z.array(z.string()),
+  note: z.string(),
+}).meta({ id: "EventCatalogue" });
+
+export const EventLogEntry = z.object({
+  id: Uuid,
+  type: z.string(),
+  occurredAt: DateTime,
+  aggregateId: Uuid.nullable(),
+  data: z.unknown(),
+}).meta({ id: "EventLogEntry" });
+
+export const EventLogQuery = z.strictObject({
+  after: Uuid.optional(),
+  limit: NonNegativeIntParam.optional(),
+});
+
+export const EventLogPage = z.object({
+  items: z.array(EventLogEntry),
+  /** Pass as `after` to continue; null when the page is empty. */
+  lastEventId: Uuid.nullable(),
+  hasMore: z.boolean(),
+}).meta({ id: "EventLogPage" });
