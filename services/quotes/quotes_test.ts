@@ -295,3 +295,33 @@ Deno.test("quotes routes refuse a caller without the scope, and requests without
   assertEquals(unsigned.status, 401);
   assertEquals((await json(unsigned)).error, "unauthenticated");
 });
+
+Deno.test("DELETE /v1/quote-groups/{id} removes the group and closes the gap in the order", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const quote = await createQuote(h, {}, org);
+  const groups: string[] = [];
+  for (const name of ["A", "B", "C"]) {
+    const res = await h.request("POST", `/v1/quotes/${quote.id}/groups`, {
+      body: { name },
+      organizationId: org,
+    });
+    assertEquals(res.status, 201);
+    groups.push((await json<{ id: string }>(res)).data.id);
+  }
+  const removed = await h.request("DELETE", `/v1/quote-groups/${groups[1]}`, {
+    organizationId: org,
+  });
+  assertEquals(removed.status, 200, JSON.stringify(await removed.clone().json()));
+  const after = await json<QuoteData>(
+    await h.request("GET", `/v1/quotes/${quote.id}`, { organizationId: org }),
+  );
+  assertEquals(after.data.groups.map((g) => [g.name, g.sortOrder]), [["A", 1], ["C", 2]]);
+  const again = await h.request("DELETE", `/v1/quote-groups/${groups[1]}`, {
+    organizationId: org,
+  });
+  assertEquals(again.status, 404);
+  const [event] = await h.sql<{ payload: { id: string; quoteId: string } }[]>`
+    SELECT payload FROM outbox WHERE type = 'quote_group.deleted'`;
+  assertEquals(event?.payload, { id: groups[1], quoteId: quote.id });
+});

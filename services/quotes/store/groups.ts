@@ -14,21 +14,25 @@ import { lockGroup } from "./lines.ts";
 import { groupWithItems } from "./read_model.ts";
 import { rowsOfGroup, writeOrder } from "./row_order.ts";
 
-/** Groups of a quote keep a 1..n order of their own; this writes it after a change. */
+/**
+ * Groups of a quote keep a 1..n order of their own; this writes it after a change. `groupId`
+ * is the group being placed, or null to close the gap a deleted group left.
+ */
 async function placeGroup(
   tx: Queryable,
   quoteId: string,
-  groupId: string,
+  groupId: string | null,
   position: number | undefined,
 ): Promise<void> {
   const rows = await tx<{ id: string }[]>`
-    SELECT id FROM quote_groups WHERE quote_id = ${quoteId} AND id <> ${groupId}
+    SELECT id FROM quote_groups
+    WHERE quote_id = ${quoteId} ${groupId === null ? tx`` : tx`AND id <> ${groupId}`}
     ORDER BY sort_order, id`;
   const others = rows.map((r) => r.id);
   const index = position === undefined
     ? others.length
     : Math.min(Math.max(position, 1), others.length + 1) - 1;
-  const ordered = groupId === "" ? others : [
+  const ordered = groupId === null ? others : [
     ...others.slice(0, index),
     groupId,
     ...others.slice(index),
@@ -103,7 +107,7 @@ export async function deleteGroup(
   await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     await tx`DELETE FROM quote_groups WHERE id = ${groupId}`;
-    await placeGroup(tx, quote.id, "", undefined);
+    await placeGroup(tx, quote.id, null, undefined);
     await recomputeQuote(tx, organizationId, quote);
     await writeEvent(tx, {
       organizationId,
