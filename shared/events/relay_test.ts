@@ -1,0 +1,202 @@
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { connect, openDatabase, type Sql } from "../db/mod.ts";
+import { createLogger } from "../log.ts";
+import { createTestDatabase } from "../testing/db.ts";
+import { writeEvent } from "../outbox.ts";
+import { waitFor } from "../net.ts";
+import type { BusEvent, EventBus } from "./bus.ts";
+import { createEmbeddedBus } from "./embedded_bus.ts";
+import { startOutboxRelay } from "./relay.ts";
+
+const logger = createLogger({ level: "error" });
+const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
+
+async function setup(): Promise<
+  { sql: Sql; bus: EventBus; url: string; [Symbol.asyncDispose](): Promise<void> }
+> {
+  const db = await createTestDatabase();
+  const sql = await openDatabase(db.url, "quotes", NO_MIGRATIONS, logger);
+  const bus = await createEmbeddedBus({ url: db.url, logger, pollIntervalMs: 100 });
+  return {
+    sql,
+    bus,
+    url: db.url,
+    async [Symbol.asyncDispose]() {
+      await bus.close();
+      await sql.end();
+      await db.drop();
+    },
+  };
+}
+
+async function write(sql: Sql, organizationId: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    await sql.begin(async (tx) => {
+      ids.push(
+        await writeEvent(tx, {
+          organizationId,
+          type: "quote.deleted",
+          aggregateId: crypto.randomUUID(),
+          payload: { id: crypto.randomUUID() },
+        }),
+      );
+    });
+  }
+  return ids;
+}
+
+function collector(bus: EventBus, groupId: string) {
+  const seen: BusEvent[] = [];
+  const subscription = bus.subscribe({
+    groupId,
+    topics: ["printshop.quotes"],
+    handle: (events) => {
+      seen.push(...events);
+      return Promise.resolve();
+    },
+  });
+  return { seen, subscription };
+}
+
+Deno.test("startOutboxRelay() publishes in write order and marks rows published", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  const relay = await startOutboxRelay({
+    sql: env.sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus: env.bus,
+    logger,
+    batchSize: 7,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-order");
+  try {
+    const ids = await write(env.sql, org, 30);
+    await waitFor("30 events", () => Promise.resolve(seen.length >= 30), 10_000);
+    assertEquals(seen.map((e) => e.id), ids);
+    assertEquals(seen[0]!.type, "quote.deleted");
+    assertEquals(seen[0]!.organizationId, org);
+    const [left] = await env.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+    assertEquals(left!.n, 0);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("startOutboxRelay() wakes on commit instead of waiting for its poll", async () => {
+  await using env = await setup();
+  // A poll this slow would fail the test: only the NOTIFY at commit can wake it in time.
+  const relay = await startOutboxRelay({
+    sql: env.sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus: env.bus,
+    logger,
+    pollIntervalMs: 60_000,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-wake");
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await write(env.sql, crypto.randomUUID(), 1);
+    await waitFor("the event", () => Promise.resolve(seen.length === 1), 5_000);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("startOutboxRelay() publishes rows a crash left behind, and nothing rolled back", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  // Written while no relay runs, as after a crash between commit and publish.
+  const before = await write(env.sql, org, 5);
+  await env.sql.begin(async (tx) => {
+    await writeEvent(tx, {
+      organizationId: org,
+      type: "quote.deleted",
+      aggregateId: crypto.randomUUID(),
+      payload: { id: crypto.randomUUID() },
+    });
+    throw new Error("the change failed");
+  }).catch(() => {});
+  const { seen, subscription } = collector(env.bus, "relay-recover");
+  const relay = await startOutboxRelay({
+    sql: env.sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus: env.bus,
+    logger,
+  });
+  try {
+    await waitFor("5 events", () => Promise.resolve(seen.length >= 5), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assertEquals(seen.map((e) => e.id), before);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("startOutboxRelay() keeps rows while the bus refuses them and publishes later", async () => {
+  await using env = await setup();
+  let refusing = true;
+  const flaky: EventBus = {
+    transport: "embedded",
+    publish: (topic, events) =>
+      refusing ? Promise.reject(new Error("broker down")) : env.bus.publish(topic, events),
+    subscribe: (options) => env.bus.subscribe(options),
+    close: () => Promise.resolve(),
+  };
+  const relay = await startOutboxRelay({
+    sql: env.sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus: flaky,
+    logger,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-outage");
+  try {
+    const ids = await write(env.sql, crypto.randomUUID(), 3);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const [kept] = await env.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+    assertEquals(kept!.n, 3, "nothing is marked while the bus refuses");
+    refusing = false;
+    await waitFor("3 events", () => Promise.resolve(seen.length >= 3), 20_000);
+    assertEquals(seen.map((e) => e.id), ids);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("two relays on one schema never publish the same rows twice or out of order", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  const second = connect(env.url, { schema: "quotes", max: 4 });
+  const relays = await Promise.all(
+    [env.sql, second].map((sql) =>
+      startOutboxRelay({ sql, schema: "quotes", topic: "printshop.quotes", bus: env.bus, logger })
+    ),
+  );
+  const { seen, subscription } = collector(env.bus, "relay-replicas");
+  try {
+    const writes = await Promise.all([write(env.sql, org, 40), write(second, org, 40)]);
+    await waitFor("80 events", () => Promise.resolve(seen.length >= 80), 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assertEquals(seen.length, 80);
+    assertEquals(new Set(seen.map((e) => e.id)).size, 80);
+    // Each writer's own events stay in the order it wrote them.
+    for (const ids of writes) {
+      const positions = ids.map((id) => seen.findIndex((e) => e.id === id));
+      assert(positions.every((p, i) => i === 0 || p > positions[i - 1]!));
+    }
+  } finally {
+    await Promise.all(relays.map((r) => r.stop()));
+    await (await subscription).stop();
+    await second.end();
+  }
+});
