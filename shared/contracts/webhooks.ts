@@ -83,7 +83,9 @@ export const EventLogEntry = z.object({
 
 export const EventLogQuery = z.strictObject({
   after: Uuid.optional(),
-  limit: NonNegativeIntParam.optional(),
+  // At least 1: an empty page would say hasMore forever to a client that loops on it.
+  limit: z.string().regex(/^[1-9]\d{0,8}$/, "Must be a whole number ≥ 1").transform(Number)
+    .optional(),
 });
 
 export const EventLogPage = z.object({

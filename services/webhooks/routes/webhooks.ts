@@ -39,6 +39,13 @@ export interface WebhookRoutesDeps {
   pageSizeMax: number;
 }
 
+/** The URL as it will be requested: canonical spelling, no fragment (never sent anyway). */
+function normaliseTarget(url: string): string {
+  const parsed = new URL(url);
+  parsed.hash = "";
+  return parsed.href;
+}
+
 /** Subscriptions belong to the calling credential: another credential's answer 404. */
 function ownerOf(c: ServiceContext): Owner {
   const auth = c.get("auth");
@@ -86,7 +93,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
     const result = await subscribe(sql, await deps.box(), ownerOf(c), {
       event: input.event,
       // The normalised form, so the same target spelled differently is the same subscription.
-      url: new URL(input.url).href,
+      url: normaliseTarget(input.url),
       includesCosts: canSeeCosts(c),
     });
     return result.created

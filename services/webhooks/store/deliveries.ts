@@ -48,11 +48,12 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const rows = await sql<ClaimedRow[]>`
     WITH due AS (
-      SELECT d.id FROM deliveries d
+      SELECT d.id FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
+        AND s.credential_revoked_at IS NULL
       ORDER BY d.next_attempt_at
       LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF d SKIP LOCKED
     )
     UPDATE deliveries d
     SET attempt_count = d.attempt_count + 1,
@@ -111,7 +112,8 @@ export interface AttemptRecord {
 /**
  * Records an attempt and moves the delivery on: succeeded; retrying at the schedule's next
  * step; or failed when the schedule is used up (and after a manual replay, which does not start
- * the schedule again). A worker whose claim expired and was taken over only adds its attempt.
+ * the schedule again). A worker whose claim expired and was taken over, or whose delivery was
+ * settled meanwhile (failed by a key revocation), only adds its attempt.
  */
 export async function recordAttempt(
   sql: Sql,
@@ -140,7 +142,7 @@ export async function recordAttempt(
           last_http_status = ${attempt.httpStatus},
           last_failure_reason = ${attempt.failureReason}
       WHERE id = ${delivery.id} AND attempt_count = ${delivery.attempt}
-        AND status <> 'succeeded'`;
+        AND status IN ('pending', 'retrying')`;
   });
 }
 

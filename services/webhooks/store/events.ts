@@ -1,6 +1,9 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
 import type { BusEvent } from "@printshop/shared/events";
 
+/** Serialises recording events (and revoking keys), so the log's seq follows commit order. */
+export const EVENT_LOG_LOCK = "printshop.webhooks.event_log";
+
 /** Wakes delivery workers (in every replica) when new deliveries are queued. */
 export const DELIVERIES_CHANNEL = "printshop_webhook_deliveries";
 
@@ -24,7 +27,7 @@ export async function recordEvents(
     data: e.data,
   }));
   return await sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext('printshop.webhooks.event_log'))`;
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
     const recorded = await tx<{ id: string }[]>`
       INSERT INTO events (id, organization_id, type, aggregate_id, occurred_at, data)
       SELECT r.id, r.organization_id, r.type, r.aggregate_id, r.occurred_at, e.value -> 'data'

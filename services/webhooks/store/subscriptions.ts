@@ -4,6 +4,7 @@ import type { CredentialKind } from "@printshop/shared/internal-context";
 import type { WebhookSubscription } from "@printshop/shared/contracts";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
+import { EVENT_LOG_LOCK } from "./events.ts";
 
 /** Who owns a subscription: the credential that made it, within one organisation. */
 export interface Owner {
@@ -176,20 +177,25 @@ export async function signingSecrets(
   return await Promise.all(rows.map((r) => box.open(new Uint8Array(r.sealed))));
 }
 
-/** Stops a revoked tenant key's subscriptions; what was still queued for them fails. */
-export async function revokeCredential(sql: Queryable, apiKeyId: string): Promise<number> {
-  const stopped = await sql<{ id: string }[]>`
-    UPDATE subscriptions SET credential_revoked_at = now()
-    WHERE credential_kind = 'tenant_key' AND credential_id = ${apiKeyId}
-      AND credential_revoked_at IS NULL
-    RETURNING id`;
-  if (stopped.length > 0) {
-    await sql`
-      UPDATE deliveries
-      SET status = 'failed', next_attempt_at = NULL,
-          last_failure_reason = 'credential revoked'
-      WHERE subscription_id = ANY(${stopped.map((s) => s.id)})
-        AND status IN ('pending', 'retrying')`;
-  }
-  return stopped.length;
+/**
+ * Stops a revoked tenant key's subscriptions; what was still queued for them fails. It takes the
+ * lock `recordEvents` holds, so no delivery for the key can be queued between the two steps.
+ */
+export async function revokeCredential(sql: Sql, apiKeyId: string): Promise<number> {
+  return await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
+    const stopped = await tx<{ id: string }[]>`
+      UPDATE subscriptions SET credential_revoked_at = now()
+      WHERE credential_kind = 'tenant_key' AND credential_id = ${apiKeyId}
+        AND credential_revoked_at IS NULL
+      RETURNING id`;
+    if (stopped.length > 0) {
+      await tx`
+        UPDATE deliveries
+        SET status = 'failed', next_attempt_at = NULL, last_failure_reason = 'credential revoked'
+        WHERE subscription_id = ANY(${stopped.map((s) => s.id)})
+          AND status IN ('pending', 'retrying')`;
+    }
+    return stopped.length;
+  });
 }

@@ -1,0 +1,455 @@
+/**
+ * The webhooks store against a real database: recording events and fanning them out to
+ * deliveries, revoking a credential, claiming due deliveries side by side, and moving a delivery
+ * on after each attempt.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { connect, type Sql } from "@printshop/shared/db";
+import type { BusEvent } from "@printshop/shared/events";
+import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { createApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { createSecretBox } from "../delivery/secret_box.ts";
+import { testConfig } from "../test_config.ts";
+import { recordEvents } from "./events.ts";
+import {
+  type AttemptRecord,
+  claimDueDeliveries,
+  type ClaimedDelivery,
+  recordAttempt,
+} from "./deliveries.ts";
+import { findSubscription, type Owner, revokeCredential, subscribe } from "./subscriptions.ts";
+
+const config = testConfig();
+const SCHEDULE = [200, 200] as const;
+/** Long enough that nothing claimed comes due again during a test. */
+const LONG_LEASE = 60_000;
+
+async function harness(): Promise<ServiceHarness<Config>> {
+  return await serviceHarness({
+    service: "webhooks",
+    migrations: new URL("../migrations/", import.meta.url),
+    config,
+    buildApp: createApp,
+  });
+}
+
+const owner = (organizationId: string = crypto.randomUUID()): Owner => ({
+  organizationId,
+  credentialKind: "tenant_key",
+  credentialId: crypto.randomUUID(),
+});
+
+async function subscribed(
+  h: ServiceHarness<Config>,
+  who: Owner,
+  event = "quote.created",
+  url = `http://93.184.216.34/${crypto.randomUUID()}`,
+): Promise<string> {
+  const box = await createSecretBox(config.WEBHOOK_SECRETS_KEY);
+  const result = await subscribe(h.sql, box, who, { event, url, includesCosts: false });
+  assert(result.created);
+  return result.subscription.id;
+}
+
+function busEvent(organizationId: string, type = "quote.created"): BusEvent {
+  return {
+    id: crypto.randomUUID(),
+    type,
+    organizationId,
+    aggregateId: crypto.randomUUID(),
+    occurredAt: new Date().toISOString(),
+    data: { id: crypto.randomUUID() },
+  };
+}
+
+interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  last_failure_reason: string | null;
+}
+
+async function deliveries(h: ServiceHarness<Config>): Promise<DeliveryRow[]> {
+  return await h.sql<DeliveryRow[]>`
+    SELECT id, subscription_id, event_id, status, attempt_count, next_attempt_at,
+           last_failure_reason
+    FROM deliveries ORDER BY created_at, id`;
+}
+
+async function delivery(h: ServiceHarness<Config>, id: string): Promise<DeliveryRow> {
+  const [row] = await h.sql<DeliveryRow[]>`
+    SELECT id, subscription_id, event_id, status, attempt_count, next_attempt_at,
+           last_failure_reason
+    FROM deliveries WHERE id = ${id}`;
+  assert(row, `delivery ${id} exists`);
+  return row;
+}
+
+/** (subscription, event) pairs, sorted, to compare fan-out without caring about order. */
+const pairs = (rows: readonly DeliveryRow[]): string[] =>
+  rows.map((r) => `${r.subscription_id} ${r.event_id}`).sort();
+
+const failure = (trigger: AttemptRecord["trigger"] = "automatic"): AttemptRecord => ({
+  startedAt: new Date(),
+  durationMs: 12,
+  httpStatus: 503,
+  succeeded: false,
+  failureReason: "HTTP 503 from endpoint",
+  trigger,
+});
+
+const success = (): AttemptRecord => ({
+  startedAt: new Date(),
+  durationMs: 7,
+  httpStatus: 204,
+  succeeded: true,
+  failureReason: null,
+  trigger: "automatic",
+});
+
+/** Claims exactly one delivery, which must be `id`. */
+async function claimOne(
+  sql: Sql,
+  id: string,
+  leaseMs = LONG_LEASE,
+): Promise<ClaimedDelivery> {
+  const claimed = await claimDueDeliveries(sql, 10, leaseMs);
+  assertEquals(claimed.map((c) => c.id), [id]);
+  return claimed[0]!;
+}
+
+/** Makes a retrying delivery due now instead of waiting out its step of the schedule. */
+async function makeDue(h: ServiceHarness<Config>, id: string): Promise<void> {
+  await h.sql`UPDATE deliveries SET next_attempt_at = now() WHERE id = ${id}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// recordEvents
+
+Deno.test("recordEvents() records a batch once: the same batch again records and queues nothing", async () => {
+  await using h = await harness();
+  const shop = owner();
+  const created = await subscribed(h, shop, "quote.created");
+  const alsoCreated = await subscribed(h, owner(shop.organizationId), "quote.created");
+  const updated = await subscribed(h, shop, "quote.updated");
+  const batch = [
+    busEvent(shop.organizationId, "quote.created"),
+    busEvent(shop.organizationId, "quote.updated"),
+    busEvent(shop.organizationId, "quote.created"),
+  ];
+
+  assertEquals(await recordEvents(h.sql, batch), { recorded: 3, queued: 5 });
+  const expected = [
+    `${created} ${batch[0]!.id}`,
+    `${alsoCreated} ${batch[0]!.id}`,
+    `${updated} ${batch[1]!.id}`,
+    `${created} ${batch[2]!.id}`,
+    `${alsoCreated} ${batch[2]!.id}`,
+  ].sort();
+  assertEquals(pairs(await deliveries(h)), expected);
+
+  assertEquals(await recordEvents(h.sql, batch), { recorded: 0, queued: 0 });
+  assertEquals(await recordEvents(h.sql, batch.slice(1)), { recorded: 0, queued: 0 });
+  assertEquals(pairs(await deliveries(h)), expected);
+  const [events] = await h.sql`SELECT count(*)::int AS n FROM events`;
+  assertEquals(events?.n, 3);
+
+  // A batch mixing seen and new events records only the new one.
+  const fresh = busEvent(shop.organizationId, "quote.updated");
+  assertEquals(await recordEvents(h.sql, [batch[0]!, fresh]), { recorded: 1, queued: 1 });
+  // A batch repeating one event within itself records it once.
+  const twice = busEvent(shop.organizationId, "quote.updated");
+  assertEquals(await recordEvents(h.sql, [twice, twice]), { recorded: 1, queued: 1 });
+  // An empty batch is a no-op.
+  assertEquals(await recordEvents(h.sql, []), { recorded: 0, queued: 0 });
+});
+
+Deno.test("recordEvents() fans out only to subscriptions of the same organisation and event type", async () => {
+  await using h = await harness();
+  const shop = owner();
+  const mine = await subscribed(h, shop, "quote.created");
+  const colleagues = await subscribed(h, owner(shop.organizationId), "quote.created");
+  await subscribed(h, shop, "quote.deleted");
+  await subscribed(h, owner(), "quote.created");
+  // Same credential id in another organisation: still someone else's subscription.
+  await subscribed(h, { ...shop, organizationId: crypto.randomUUID() }, "quote.created");
+
+  const event = busEvent(shop.organizationId, "quote.created");
+  assertEquals(await recordEvents(h.sql, [event]), { recorded: 1, queued: 2 });
+  assertEquals(
+    pairs(await deliveries(h)),
+    [`${mine} ${event.id}`, `${colleagues} ${event.id}`].sort(),
+  );
+
+  // An event nobody subscribed to is recorded (for the event log) and queues nothing.
+  const lonely = busEvent(shop.organizationId, "tax_rate.created");
+  assertEquals(await recordEvents(h.sql, [lonely]), { recorded: 1, queued: 0 });
+  assertEquals((await deliveries(h)).length, 2);
+  for (const row of await deliveries(h)) {
+    assertEquals([row.status, row.attempt_count], ["pending", 0]);
+  }
+});
+
+Deno.test("revokeCredential() fails the key's queued deliveries and recordEvents() skips its subscriptions", async () => {
+  await using h = await harness();
+  const revoked = owner();
+  const colleague = owner(revoked.organizationId);
+  const doomed = await subscribed(h, revoked);
+  const doomedToo = await subscribed(h, revoked, "quote.updated");
+  const kept = await subscribed(h, colleague);
+  const before = busEvent(revoked.organizationId);
+  await recordEvents(h.sql, [before, busEvent(revoked.organizationId, "quote.updated")]);
+  // One of the key's deliveries has already been delivered: revoking leaves it alone.
+  const [done] = await h.sql<{ id: string }[]>`
+    UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL
+    WHERE subscription_id = ${doomedToo} RETURNING id`;
+
+  assertEquals(await revokeCredential(h.sql, revoked.credentialId), 2);
+  assertEquals((await findSubscription(h.sql, revoked, doomed))?.active, false);
+  assertEquals((await findSubscription(h.sql, colleague, kept))?.active, true);
+  const rows = await deliveries(h);
+  const of = (subscription: string) => rows.filter((r) => r.subscription_id === subscription);
+  assertEquals(
+    of(doomed).map((r) => [r.status, r.next_attempt_at, r.last_failure_reason]),
+    [["failed", null, "credential revoked"]],
+  );
+  assertEquals((await delivery(h, done!.id)).status, "succeeded");
+  assertEquals(of(kept).map((r) => r.status), ["pending"]);
+
+  // Nothing new is queued for the revoked key, and none of its deliveries is handed out.
+  const after = busEvent(revoked.organizationId);
+  assertEquals(await recordEvents(h.sql, [after]), { recorded: 1, queued: 1 });
+  assertEquals(
+    pairs((await deliveries(h)).filter((r) => r.event_id === after.id)),
+    [`${kept} ${after.id}`],
+  );
+  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  assert(claimed.every((c) => c.subscriptionId === kept), JSON.stringify(claimed));
+  assertEquals(claimed.length, 2);
+
+  // Revoking again, or an unknown key, is a no-op; a partner app's credential is not a tenant
+  // key, so revoking a key of the same id leaves its subscriptions alone.
+  assertEquals(await revokeCredential(h.sql, revoked.credentialId), 0);
+  assertEquals(await revokeCredential(h.sql, crypto.randomUUID()), 0);
+  const partner: Owner = { ...owner(revoked.organizationId), credentialKind: "partner" };
+  const partners = await subscribed(h, partner);
+  assertEquals(await revokeCredential(h.sql, partner.credentialId), 0);
+  assertEquals((await findSubscription(h.sql, partner, partners))?.active, true);
+});
+
+// ---------------------------------------------------------------------------------------------
+// claimDueDeliveries
+
+Deno.test("claimDueDeliveries() never hands one delivery to two concurrent claimers", async () => {
+  await using h = await harness();
+  const shop = owner();
+  await subscribed(h, shop);
+  await subscribed(h, owner(shop.organizationId));
+  const events = Array.from({ length: 40 }, () => busEvent(shop.organizationId));
+  assertEquals(await recordEvents(h.sql, events), { recorded: 40, queued: 80 });
+
+  // Two replicas, each with its own pool, each running several claim loops at once.
+  const pools = [0, 1].map(() => connect(h.databaseUrl, { schema: "webhooks", max: 4 }));
+  try {
+    const drain = async (sql: Sql): Promise<string[]> => {
+      const mine: string[] = [];
+      for (;;) {
+        const claimed = await claimDueDeliveries(sql, 3, LONG_LEASE);
+        if (claimed.length === 0) return mine;
+        mine.push(...claimed.map((c) => c.id));
+      }
+    };
+    const loops = pools.flatMap((pool) => [drain(pool), drain(pool), drain(pool), drain(pool)]);
+    const claims = (await Promise.all(loops)).flat();
+    // SKIP LOCKED may let a loop stop while rows are locked by another; sweep what is left.
+    claims.push(...(await claimDueDeliveries(h.sql, 100, LONG_LEASE)).map((c) => c.id));
+    assertEquals(claims.length, 80);
+    assertEquals(new Set(claims).size, 80, "a delivery was handed out twice");
+    const rows = await deliveries(h);
+    assert(rows.every((r) => r.attempt_count === 1), "each was claimed exactly once");
+    assertEquals(await claimDueDeliveries(h.sql, 100, LONG_LEASE), []);
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()));
+  }
+});
+
+Deno.test("claimDueDeliveries() hands a delivery out again once its lease has expired", async () => {
+  await using h = await harness();
+  const shop = owner();
+  const subscriptionId = await subscribed(h, shop);
+  const event = busEvent(shop.organizationId);
+  await recordEvents(h.sql, [event]);
+  const [row] = await deliveries(h);
+
+  const first = await claimOne(h.sql, row!.id, 400);
+  assertEquals(
+    { attempt: first.attempt, subscriptionId: first.subscriptionId, eventId: first.eventId },
+    { attempt: 1, subscriptionId, eventId: event.id },
+  );
+  assertEquals(first.event.type, "quote.created");
+  assertEquals(first.event.data, event.data);
+  // Held while the lease lasts...
+  assertEquals(await claimDueDeliveries(h.sql, 10, 400), []);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // ...and taken over after it, as the next attempt.
+  const second = await claimOne(h.sql, row!.id, LONG_LEASE);
+  assertEquals(second.attempt, 2);
+  assertEquals((await delivery(h, row!.id)).status, "pending");
+  assertEquals(await claimDueDeliveries(h.sql, 10, LONG_LEASE), []);
+});
+
+Deno.test("claimDueDeliveries() is not held up by due deliveries of a revoked subscription", async () => {
+  await using h = await harness();
+  const shop = owner();
+  const revokedSubscription = await subscribed(h, shop);
+  const active = await subscribed(h, owner(shop.organizationId), "quote.updated");
+  const stuck = busEvent(shop.organizationId, "quote.created");
+  await recordEvents(h.sql, [stuck]);
+  await revokeCredential(h.sql, shop.credentialId);
+  // A delivery of the revoked subscription that is still due: what a recordEvents() whose
+  // fan-out read the subscription just before revokeCredential() committed leaves behind (and
+  // what the in-flight attempt in the recordAttempt() test below leaves behind).
+  await h.sql`
+    UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '1 minute',
+           last_failure_reason = NULL
+    WHERE subscription_id = ${revokedSubscription}`;
+  const waiting = busEvent(shop.organizationId, "quote.updated");
+  await recordEvents(h.sql, [waiting]);
+  const [wanted] = await h.sql<{ id: string }[]>`
+    SELECT id FROM deliveries WHERE subscription_id = ${active}`;
+
+  // One free slot: it must go to the active subscription's delivery, not be spent on the
+  // revoked one (which is locked, not updated, and so comes first again on every claim).
+  const claimed = await claimDueDeliveries(h.sql, 1, LONG_LEASE);
+  assertEquals(claimed.map((c) => c.id), [wanted!.id]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// recordAttempt
+
+Deno.test("recordAttempt() moves a delivery through the retry schedule", async (t) => {
+  await using h = await harness();
+  const shop = owner();
+  await subscribed(h, shop);
+  const newDelivery = async (): Promise<string> => {
+    const event = busEvent(shop.organizationId);
+    await recordEvents(h.sql, [event]);
+    const [row] = await h.sql<{ id: string }[]>`
+      SELECT id FROM deliveries WHERE event_id = ${event.id}`;
+    return row!.id;
+  };
+
+  await t.step("a failed first attempt is retried after the first step", async () => {
+    const id = await newDelivery();
+    const claim = await claimOne(h.sql, id);
+    const before = Date.now();
+    await recordAttempt(h.sql, claim, failure(), SCHEDULE);
+    const after = Date.now();
+    const row = await delivery(h, id);
+    assertEquals([row.status, row.attempt_count, row.last_failure_reason], [
+      "retrying",
+      1,
+      "HTTP 503 from endpoint",
+    ]);
+    const next = row.next_attempt_at!.getTime();
+    assert(
+      next >= before + 200 - 50 && next <= after + 200 + 50,
+      `next attempt ${next - after} ms after recording, expected about 200`,
+    );
+    // Not due until then; due after it.
+    assertEquals(await claimDueDeliveries(h.sql, 10, LONG_LEASE), []);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now()) + 50));
+    assertEquals((await claimOne(h.sql, id)).attempt, 2);
+  });
+
+  await t.step("a failure after the last step fails the delivery", async () => {
+    const id = await newDelivery();
+    for (const [attempt, status] of [[1, "retrying"], [2, "retrying"], [3, "failed"]] as const) {
+      const claim = await claimOne(h.sql, id);
+      assertEquals(claim.attempt, attempt);
+      await recordAttempt(h.sql, claim, failure(), SCHEDULE);
+      const row = await delivery(h, id);
+      assertEquals(row.status, status, `after attempt ${attempt}`);
+      if (status === "failed") {
+        assertEquals(row.next_attempt_at, null);
+      } else {
+        await makeDue(h, id);
+      }
+    }
+    assertEquals(await claimDueDeliveries(h.sql, 10, LONG_LEASE), []);
+    const attempts = await h.sql`
+      SELECT attempt, succeeded, trigger FROM delivery_attempts WHERE delivery_id = ${id}
+      ORDER BY attempt`;
+    assertEquals(attempts.map((a) => [a.attempt, a.succeeded, a.trigger]), [
+      [1, false, "automatic"],
+      [2, false, "automatic"],
+      [3, false, "automatic"],
+    ]);
+  });
+
+  await t.step("a success, even after failures, is final", async () => {
+    const id = await newDelivery();
+    await recordAttempt(h.sql, await claimOne(h.sql, id), failure(), SCHEDULE);
+    await makeDue(h, id);
+    await recordAttempt(h.sql, await claimOne(h.sql, id), success(), SCHEDULE);
+    const row = await delivery(h, id);
+    assertEquals([row.status, row.next_attempt_at, row.last_failure_reason], [
+      "succeeded",
+      null,
+      null,
+    ]);
+    assertEquals(await claimDueDeliveries(h.sql, 10, LONG_LEASE), []);
+  });
+
+  await t.step(
+    "a stale claimer, whose claim was taken over, does not change the status",
+    async () => {
+      const id = await newDelivery();
+      const stale = await claimOne(h.sql, id, 50);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const current = await claimOne(h.sql, id);
+      assertEquals([stale.attempt, current.attempt], [1, 2]);
+      const held = await delivery(h, id);
+
+      // The stale one fails late: its attempt is kept, the delivery stays with the current claim.
+      await recordAttempt(h.sql, stale, failure(), SCHEDULE);
+      assertEquals(await delivery(h, id), held);
+      // ...nor does a stale success end the current claimer's attempt.
+      await recordAttempt(h.sql, stale, success(), SCHEDULE);
+      assertEquals(await delivery(h, id), held);
+
+      await recordAttempt(h.sql, current, success(), SCHEDULE);
+      assertEquals((await delivery(h, id)).status, "succeeded");
+      // A stale failure arriving after the success changes nothing either.
+      await recordAttempt(h.sql, stale, failure(), SCHEDULE);
+      assertEquals((await delivery(h, id)).status, "succeeded");
+      const [attempts] = await h.sql`
+      SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = ${id}`;
+      assertEquals(attempts?.n, 4);
+    },
+  );
+});
+
+Deno.test("recordAttempt() leaves a delivery failed when its key was revoked mid-attempt", async () => {
+  await using h = await harness();
+  const shop = owner();
+  await subscribed(h, shop);
+  const event = busEvent(shop.organizationId);
+  await recordEvents(h.sql, [event]);
+  const [row] = await deliveries(h);
+  const inFlight = await claimOne(h.sql, row!.id);
+  // The key is revoked while the attempt is on the wire, and the attempt then fails.
+  await revokeCredential(h.sql, shop.credentialId);
+  await recordAttempt(h.sql, inFlight, failure(), SCHEDULE);
+
+  const after = await delivery(h, row!.id);
+  assertEquals([after.status, after.next_attempt_at], ["failed", null]);
+  // The attempt itself is history and is kept.
+  const [attempts] = await h.sql`
+    SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = ${row!.id}`;
+  assertEquals(attempts?.n, 1);
+});
