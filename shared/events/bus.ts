@@ -35,13 +35,22 @@ export interface SubscribeOptions {
 }
 
 export interface BusSubscription {
-  /** Stops fetching; resolves once the handler call in progress has finished. */
+  /**
+   * Stops fetching; resolves once the handler call in progress has finished. May be called from
+   * inside the handler. (A message a transport cannot decode is logged and skipped, never handed
+   * to the handler.)
+   */
   stop(): Promise<void>;
 }
 
 export interface EventBus {
   readonly transport: "kafka" | "embedded";
-  /** Resolves once the broker has acknowledged every event; rejects if any was not stored. */
+  /**
+   * Resolves once the broker has acknowledged every event. A rejection may come after some of
+   * them were stored (a Kafka batch spans partitions), so a retry can duplicate them: delivery is
+   * at least once and consumers deduplicate on `id`. Rejects with PublishRefusedError when the
+   * broker refused the events themselves.
+   */
   publish(topic: string, events: readonly BusEvent[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<BusSubscription>;
   close(): Promise<void>;
@@ -50,4 +59,12 @@ export interface EventBus {
 /** Topic of a service's events: one topic per service. */
 export function topicOf(service: string): string {
   return `printshop.${service}`;
+}
+
+/**
+ * Thrown by `publish` when the broker refused events for a reason that retrying cannot fix (a
+ * record it rejects as invalid or too large), as opposed to the broker being unreachable.
+ */
+export class PublishRefusedError extends Error {
+  override name = "PublishRefusedError";
 }

@@ -16,7 +16,13 @@ import { z } from "zod";
 import type { LogFields, Logger } from "../log.ts";
 import { sleep } from "../net.ts";
 import { SpanKind, withSpan } from "../telemetry.ts";
-import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
+import {
+  type BusEvent,
+  type BusSubscription,
+  type EventBus,
+  PublishRefusedError,
+  type SubscribeOptions,
+} from "./bus.ts";
 
 export interface KafkaSaslOptions {
   mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
@@ -49,8 +55,8 @@ export interface KafkaBusOptions {
   producer?: KafkaProducerTuning;
 }
 
-const FIRST_RETRY_DELAY_MS = 200;
-const MAX_RETRY_DELAY_MS = 5000;
+const HANDLER_RETRY_FIRST_MS = 200;
+const HANDLER_RETRY_MAX_MS = 5000;
 
 /**
  * The kafkajs client configuration for the options. Connection failures are retried briefly
@@ -122,7 +128,13 @@ function kafkaLogCreator(logger: Logger): logCreator {
       const value: unknown = log[name];
       if (value !== undefined) fields[name] = value instanceof Error ? value.message : value;
     }
-    if (level === logLevel.ERROR) {
+    // The outbox relay is the retry layer, so producer retries are bounded on purpose and a
+    // duplicate from a relay retry is deduplicated on the event id downstream.
+    if (
+      log.message === "Limiting retries for the idempotent producer may invalidate EoS guarantees"
+    ) {
+      kafkaLogger.debug(log.message, fields);
+    } else if (level === logLevel.ERROR) {
       kafkaLogger.error(log.message, fields);
     } else if (level === logLevel.WARN) {
       kafkaLogger.warn(log.message, fields);
@@ -245,6 +257,13 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
           });
         } catch (error) {
           await dropProducer();
+          const refusal = recordRefusal(error);
+          if (refusal) {
+            throw new PublishRefusedError(
+              `Kafka refused ${events.length} event(s) on "${topic}": ${refusal}`,
+              { cause: error },
+            );
+          }
           throw new Error(`Kafka did not store ${events.length} event(s) on "${topic}"`, {
             cause: error,
           });
@@ -310,7 +329,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
         return true;
       } catch (error) {
         failures += 1;
-        const delay = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** (failures - 1));
+        const delay = Math.min(HANDLER_RETRY_MAX_MS, HANDLER_RETRY_FIRST_MS * 2 ** (failures - 1));
         log.warn("Event handler failed; the events will be offered again", {
           topic: batch.topic,
           partition: batch.partition,
@@ -382,4 +401,22 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
       await dropProducer();
     },
   };
+}
+
+/** Broker answers about the records themselves: sending the same records again cannot help. */
+const RECORD_REFUSALS = new Set(["INVALID_RECORD", "MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE"]);
+
+/** The broker's reason when it refused the records themselves, found along the cause chain. */
+export function recordRefusal(error: unknown): string | null {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === "string" && RECORD_REFUSALS.has(type)) return `${type}: ${e.message}`;
+    // kafkajs wraps the last attempt's error when it gives up retrying.
+    const original = (e as { originalError?: unknown }).originalError;
+    if (original instanceof Error && original !== e.cause) {
+      const inner = recordRefusal(original);
+      if (inner) return inner;
+    }
+  }
+  return null;
 }

@@ -1,6 +1,6 @@
 import type { Sql } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
-import type { BusEvent, EventBus } from "./bus.ts";
+import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import { Backoff, Waker } from "./waker.ts";
 
 /** Channel `writeEvent` notifies on commit, with the writing schema as payload. */
@@ -40,7 +40,9 @@ interface OutboxRow {
  * acknowledged them. Rows stay locked by the publishing transaction, and a transaction-scoped
  * advisory lock lets only one replica relay a schema at a time, which keeps the order. A crash
  * between publishing and marking means the rows are published again: at least once, with the
- * same event ids.
+ * same event ids. When a batch fails, the next tries are smaller, down to one event; a single
+ * event the broker refuses for good is quarantined in the outbox, so it cannot hold back the
+ * rest.
  */
 export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRelay> {
   const { sql, schema, topic, bus, logger } = options;
@@ -56,6 +58,8 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
   let failing = false;
   let lastPurge = 0;
 
+  let limit = batchSize;
+
   /** Publishes one batch; true when the batch was full and more may be waiting. */
   const relayBatch = (): Promise<boolean> =>
     sql.begin(async (tx) => {
@@ -64,15 +68,39 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       if (!lock?.locked) return false;
       const rows = await tx<OutboxRow[]>`
         SELECT id, organization_id, type, aggregate_id, payload, traceparent, created_at
-        FROM outbox WHERE published_at IS NULL
+        FROM outbox WHERE published_at IS NULL AND quarantined_at IS NULL
         ORDER BY created_at, id
-        LIMIT ${batchSize}
+        LIMIT ${limit}
         FOR UPDATE`;
       if (rows.length === 0) return false;
-      await bus.publish(topic, rows.map(toBusEvent));
+      try {
+        await bus.publish(topic, rows.map(toBusEvent));
+      } catch (error) {
+        throw new BatchFailed(rows, error);
+      }
       await tx`UPDATE outbox SET published_at = now() WHERE id = ANY(${rows.map((r) => r.id)})`;
-      return rows.length === batchSize;
+      return rows.length === limit;
     });
+
+  /** After a failed batch: try smaller ones, or set aside the one event the broker refuses. */
+  const narrowDown = async (failure: BatchFailed): Promise<boolean> => {
+    if (failure.rows.length > 1) {
+      limit = Math.ceil(failure.rows.length / 2);
+      return true;
+    }
+    const [row] = failure.rows;
+    if (!row || !(failure.cause instanceof PublishRefusedError)) return false;
+    await sql`
+      UPDATE outbox SET quarantined_at = now(), publish_error = ${failure.cause.message}
+      WHERE id = ${row.id}`;
+    logger.error("event quarantined: the broker refuses it", {
+      topic,
+      eventId: row.id,
+      type: row.type,
+      error: failure.cause.message,
+    });
+    return true;
+  };
 
   const purge = async (): Promise<void> => {
     if (Date.now() - lastPurge < 600_000) return;
@@ -90,13 +118,16 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
         await purge();
         if (failing) logger.info("outbox relay recovered", { topic });
         failing = false;
+        limit = batchSize;
         backoff.reset();
       } catch (error) {
+        if (error instanceof BatchFailed && await narrowDown(error).catch(() => false)) continue;
+        const cause = error instanceof BatchFailed ? error.cause : error;
         const delay = backoff.next();
         // One warning per outage, then debug: a long broker outage should not flood the log.
         (failing ? logger.debug : logger.warn).call(logger, "outbox relay cannot publish", {
           topic,
-          error: error instanceof Error ? error.message : String(error),
+          error: cause instanceof Error ? cause.message : String(cause),
           retryInMs: delay,
         });
         failing = true;
@@ -116,6 +147,12 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       await listener.unlisten().catch(() => {});
     },
   };
+}
+
+class BatchFailed extends Error {
+  constructor(readonly rows: OutboxRow[], override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
 }
 
 function toBusEvent(row: OutboxRow): BusEvent {

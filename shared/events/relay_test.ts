@@ -4,7 +4,7 @@ import { createLogger } from "../log.ts";
 import { createTestDatabase } from "../testing/db.ts";
 import { writeEvent } from "../outbox.ts";
 import { waitFor } from "../net.ts";
-import type { BusEvent, EventBus } from "./bus.ts";
+import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
 import { startOutboxRelay } from "./relay.ts";
 
@@ -198,5 +198,46 @@ Deno.test("two relays on one schema never publish the same rows twice or out of 
     await Promise.all(relays.map((r) => r.stop()));
     await (await subscription).stop();
     await second.end();
+  }
+});
+
+Deno.test("startOutboxRelay() quarantines an event the broker refuses and publishes the rest", async () => {
+  await using env = await setup();
+  const ids = await write(env.sql, crypto.randomUUID(), 9);
+  const poison = ids[4]!;
+  let attempts = 0;
+  const picky: EventBus = {
+    transport: "embedded",
+    publish: (topic, events) => {
+      attempts++;
+      return events.some((e) => e.id === poison)
+        ? Promise.reject(new PublishRefusedError("INVALID_RECORD: record failed validation"))
+        : env.bus.publish(topic, events);
+    },
+    subscribe: (options) => env.bus.subscribe(options),
+    close: () => Promise.resolve(),
+  };
+  const relay = await startOutboxRelay({
+    sql: env.sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus: picky,
+    logger,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-poison");
+  try {
+    await waitFor("8 events", () => Promise.resolve(seen.length >= 8), 10_000);
+    assertEquals(seen.map((e) => e.id), ids.filter((id) => id !== poison));
+    const [kept] = await env.sql<{ publish_error: string; published_at: Date | null }[]>`
+      SELECT publish_error, published_at FROM outbox WHERE id = ${poison}
+        AND quarantined_at IS NOT NULL`;
+    assertEquals(kept?.published_at, null, "kept in the outbox, not marked published");
+    assert(kept?.publish_error.includes("INVALID_RECORD"));
+    assert(attempts < 20, `found the poison by halving (${attempts} publishes)`);
+    // An operator clears the mark once the cause is fixed, and it goes out.
+    await env.sql`UPDATE outbox SET quarantined_at = NULL WHERE id = ${poison}`;
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
   }
 });
