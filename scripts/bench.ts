@@ -89,6 +89,7 @@ const adminToken = randomHex(32);
 const stack = await launchStack({
   databaseUrl: dbUrl.toString(),
   internalSecret,
+  webhookSecretsKey: randomHex(32),
   adminToken,
   logDir: dir,
   env: { LOG_LEVEL: "warn" },
