@@ -155,25 +155,6 @@ function assertDeliveredOnceOrMore(
   return received.length - bodyById.size;
 }
 
-/** A receiver that answers 204 after `delayMs`, recording each request as it arrives. */
-function startSlowReceiver(delayMs: number): {
-  url: string;
-  received: ReceivedRequest[];
-  [Symbol.asyncDispose](): Promise<void>;
-} {
-  const received: ReceivedRequest[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    received.push({ headers: req.headers, body: await req.text(), receivedAt: Date.now() });
-    await sleep(delayMs);
-    return new Response(null, { status: 204 });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/hooks`,
-    received,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
-
 /** Runs `task(i)` for i in 0..count-1, at most `concurrency` at a time. */
 async function pool(
   count: number,
@@ -348,7 +329,7 @@ Deno.test("a webhooks service killed mid-stream and restarted loses no event", a
     env: { WEBHOOK_RETRY_SCHEDULE: "1s,1s,2s,5s,10s", WEBHOOK_TIMEOUT_MS: "2000" },
     processEnv: { gateway: { RATE_LIMIT_PER_MINUTE: "1000000" } },
   });
-  await using receiver = startSlowReceiver(50);
+  await using receiver: WebhookReceiver = await startWebhookReceiver({ delayMs: 50 });
   await using db = openDb(stack);
   const shop = await stack.tenant();
   const secrets: Record<string, string> = {};

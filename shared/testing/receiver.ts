@@ -26,9 +26,12 @@ export interface WebhookReceiver {
 
 /** A real HTTP endpoint on loopback that records every webhook delivery sent to it. */
 export async function startWebhookReceiver(
-  options: { port?: number; path?: string } = {},
+  options: { port?: number; path?: string; /** Answer only after this long. */ delayMs?: number } =
+    {},
 ): Promise<WebhookReceiver> {
-  const path = options.path ?? "/hooks";
+  // A path of its own: a port freed by this receiver can be reused by another test's receiver,
+  // and late retries from that other test's stack must not count as deliveries here.
+  const path = options.path ?? `/hooks/${crypto.randomUUID()}`;
   const received: ReceivedRequest[] = [];
   let status: number | ((request: ReceivedRequest) => number) = 204;
   let server: Deno.HttpServer<Deno.NetAddr> | null = null;
@@ -36,8 +39,13 @@ export async function startWebhookReceiver(
 
   const start = (): Promise<void> => {
     server = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, async (req) => {
+      if (new URL(req.url).pathname !== path) {
+        await req.body?.cancel();
+        return new Response(null, { status: 404 });
+      }
       const request = { headers: req.headers, body: await req.text(), receivedAt: Date.now() };
       received.push(request);
+      if (options.delayMs) await sleep(options.delayMs);
       return new Response(null, {
         status: typeof status === "function" ? status(request) : status,
       });
