@@ -219,13 +219,28 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       await proc.child.status;
     },
     async startGatewayReplica() {
-      const ports = { gateway: freePort(), admin: freePort() };
       const replicaIndex = processes.filter((p) => p.name === "gateway").length;
-      const url = `http://${connectHost}:${ports.gateway}`;
-      const proc = spawn("gateway", url, envOf("gateway", ports), `gateway-${replicaIndex + 1}`);
-      processes.push(proc);
-      await waitHealthy(proc, logHint);
-      return { gatewayUrl: url, adminUrl: `http://127.0.0.1:${ports.admin}` };
+      const logName = `gateway-${replicaIndex + 1}`;
+      // A free port can be taken by another process before the replica binds it; then try
+      // fresh ports rather than fail (only when the log shows that was the reason).
+      for (let attempt = 1;; attempt++) {
+        const ports = { gateway: freePort(), admin: freePort() };
+        const url = `http://${connectHost}:${ports.gateway}`;
+        const proc = spawn("gateway", url, envOf("gateway", ports), logName);
+        processes.push(proc);
+        try {
+          await waitHealthy(proc, logHint);
+          return { gatewayUrl: url, adminUrl: `http://127.0.0.1:${ports.admin}` };
+        } catch (error) {
+          const log = options.logDir
+            ? await Deno.readTextFile(`${options.logDir}/${logName}.log`).catch(() => "")
+            : "";
+          if (attempt >= 3 || !proc.exited || !/AddrInUse|address already in use/i.test(log)) {
+            throw error;
+          }
+          processes.splice(processes.indexOf(proc), 1);
+        }
+      }
     },
     async restart(name) {
       const index = processes.findIndex((p) => p.name === name);
