@@ -15,6 +15,14 @@
  * Then, on the same stack, the quotes-at-scale part (scripts/bench_quotes.ts): a second
  * organisation seeded with 10,000 full quotes by SQL, the 200-quote list page and a re-banding
  * variant PATCH through the gateway; a second table, figures in bench-results/quotes.json.
+ *
+ * Last, the events part (scripts/bench_events.ts), after this stack is stopped: change → signed
+ * webhook delivery, for the embedded transport and then Kafka on Mokapi (a test broker, not
+ * Kafka), each on a stack of its own and a fresh database on the same cluster. Latency at a
+ * steady 100 events/s (goal: p99 ≤ 1 s on the embedded transport) and throughput of a 2,000-change
+ * backlog; a third table, figures in bench-results/events.json. `BENCH_DURATION_S` sets its
+ * steady phase too (15 s unless set), `BENCH_EVENTS_BACKLOG` the backlog; run it alone with
+ * `deno run -A scripts/bench_events.ts`.
  */
 import autocannon from "autocannon";
 import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
@@ -22,6 +30,7 @@ import { connect } from "@printshop/shared/db";
 import { launchStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
+import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
 import {
   importContextKey,
   INTERNAL_CONTEXT_HEADER,
@@ -239,6 +248,12 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
     JSON.stringify(quotesReport, null, 2) + "\n",
   );
   console.log(formatQuotesReport(quotesReport, "bench-results/quotes.json"));
+
+  // Events → webhook deliveries, on stacks of their own: this one stops so it leaves the cores.
+  await stack.stop();
+  const eventsReport = await runEventsBench({ postgresUrl: pg.url });
+  console.log(await writeEventsReport(eventsReport, "bench-results/events.json"));
+  assertEventsRan(eventsReport);
 } finally {
   await stack.stop();
   await pg.stop();

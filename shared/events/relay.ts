@@ -118,7 +118,9 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
         await purge();
         if (failing) logger.info("outbox relay recovered", { topic });
         failing = false;
-        limit = batchSize;
+        // Grow back gradually after narrowing down: jumping straight to a full batch would hit
+        // the same refusal again at once.
+        limit = Math.min(batchSize, limit * 2);
         backoff.reset();
       } catch (error) {
         if (error instanceof BatchFailed && await narrowDown(error).catch(() => false)) continue;
