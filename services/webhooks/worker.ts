@@ -1,7 +1,7 @@
 import { Backoff, Waker } from "@printshop/shared/events/waker";
 import type { Stoppable } from "@printshop/shared/service-main";
 import { claimDueDeliveries } from "./store/deliveries.ts";
-import { DELIVERIES_CHANNEL } from "./store/events.ts";
+import { DELIVERIES_CHANNEL, purgeOldEvents } from "./store/events.ts";
 import { deliverOnce, type DispatchDeps, leaseMs } from "./dispatch.ts";
 
 export interface WorkerOptions {
@@ -26,6 +26,14 @@ export async function startDeliveryWorker(
   const inFlight = new Set<Promise<void>>();
   const backoff = new Backoff(250, 10_000);
   let running = true;
+  let lastPurge = 0;
+
+  const purgeHourly = async (): Promise<void> => {
+    if (Date.now() - lastPurge < 3_600_000) return;
+    lastPurge = Date.now();
+    const removed = await purgeOldEvents(deps.sql);
+    if (removed > 0) deps.logger.info("old events removed from the event log", { removed });
+  };
 
   const loop = (async () => {
     while (running) {
@@ -33,6 +41,7 @@ export async function startDeliveryWorker(
       let claimedAll = false;
       if (free > 0) {
         try {
+          await purgeHourly();
           const claimed = await claimDueDeliveries(deps.sql, free, leaseMs(deps.timeoutMs));
           backoff.reset();
           claimedAll = claimed.length === free;

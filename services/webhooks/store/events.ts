@@ -105,3 +105,16 @@ export async function readEventLog(
     })),
   };
 }
+
+/** How long the event log (and the deliveries of its events) is kept. */
+export const EVENT_RETENTION_DAYS = 30;
+
+/** Removes events older than the retention, with their deliveries and attempts. */
+export async function purgeOldEvents(
+  sql: Queryable,
+  days: number = EVENT_RETENTION_DAYS,
+): Promise<number> {
+  const removed = await sql`
+    DELETE FROM events WHERE recorded_at < now() - make_interval(days => ${days}) RETURNING seq`;
+  return removed.length;
+}

@@ -11,7 +11,7 @@ import { createApp } from "../app.ts";
 import type { Config } from "../config.ts";
 import { createSecretBox } from "../delivery/secret_box.ts";
 import { testConfig } from "../test_config.ts";
-import { recordEvents } from "./events.ts";
+import { purgeOldEvents, recordEvents } from "./events.ts";
 import {
   type AttemptRecord,
   claimDueDeliveries,
@@ -452,4 +452,17 @@ Deno.test("recordAttempt() leaves a delivery failed when its key was revoked mid
   const [attempts] = await h.sql`
     SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = ${row!.id}`;
   assertEquals(attempts?.n, 1);
+});
+
+Deno.test("purgeOldEvents() removes events past the retention with their deliveries", async () => {
+  await using h = await harness();
+  const shop = owner();
+  await subscribed(h, shop, "quote.created");
+  const [old, recent] = [busEvent(shop.organizationId), busEvent(shop.organizationId)];
+  await recordEvents(h.sql, [old!, recent!]);
+  await h.sql`UPDATE events SET recorded_at = now() - interval '31 days' WHERE id = ${old!.id}`;
+  assertEquals(await purgeOldEvents(h.sql), 1);
+  const left = await h.sql<{ id: string }[]>`SELECT id FROM events`;
+  assertEquals(left.map((r) => r.id), [recent!.id]);
+  assertEquals((await deliveries(h)).length, 1, "the old event's delivery went with it");
 });
