@@ -1,11 +1,12 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { asRecord, type JsonSchema, SCHEMA_REF, SchemaSet } from "./json_schema.ts";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "./limits.ts";
 import { ErrorEnvelope, successEnvelope } from "./contracts/common.ts";
 import { ERROR_CODES, type ErrorCode, type ErrorStatus } from "./http/errors.ts";
 import { type HttpMethod, type RouteDef, ROUTES } from "./routes.ts";
 
 /** A JSON Schema (draft 2020-12, the OpenAPI 3.1 dialect) as emitted by `z.toJSONSchema`. */
-export type JsonSchema = { [keyword: string]: unknown };
+export type { JsonSchema } from "./json_schema.ts";
 
 export interface OpenApiReference {
   $ref: string;
@@ -77,7 +78,6 @@ export interface OpenApiDocument {
   };
 }
 
-const SCHEMA_REF = "#/components/schemas/";
 const WRITE_METHODS: ReadonlySet<HttpMethod> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 const SECURITY_SCHEMES: Record<string, OpenApiSecurityScheme> = {
@@ -187,8 +187,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
 
   // Responses are what the API sends (`io: "output"`); bodies and queries are what a client
   // sends (`io: "input"`), which differs wherever a schema transforms or defaults.
-  const output = new SchemaSet("output");
-  const input = new SchemaSet("input");
+  const output = new SchemaSet({ io: "output", document: "OpenAPI" });
+  const input = new SchemaSet({ io: "input", document: "OpenAPI" });
   const errorRoot = output.add(ErrorEnvelope);
   const plans = routes.map((route) => ({
     route,
@@ -308,81 +308,6 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
   };
 }
 
-interface Emitted {
-  /** JSON Schema of each root, in the order added; refs point into `components/schemas`. */
-  roots: JsonSchema[];
-  /** Every schema with a `.meta({ id })` reachable from the roots, by id. */
-  components: Record<string, JsonSchema>;
-}
-
-/**
- * Roots converted together through one zod registry, so a schema with an id is emitted once as a
- * component and referenced everywhere else.
- */
-class SchemaSet {
-  readonly #roots: z.ZodType[] = [];
-  constructor(readonly io: "input" | "output") {}
-
-  /** Returns the root's index into `Emitted.roots`. */
-  add(schema: z.ZodType): number {
-    return this.#roots.push(schema) - 1;
-  }
-
-  /** `rename` gives a component a different name than its id, or null to keep it. */
-  emit(rename: (id: string) => string | null): Emitted {
-    const registry = z.registry<{ id: string }>();
-    for (const [id, schema] of this.#discoverIds()) registry.add(schema, { id });
-    // Each root is wrapped in a fresh object that nothing else contains, so a root without an
-    // id is never turned into a reference, even if it also appears inside another root.
-    const wrapperIds = this.#roots.map((schema, i) => {
-      const id = `__root${i}`;
-      registry.add(z.object({ root: schema }), { id });
-      return id;
-    });
-    const { schemas } = z.toJSONSchema(registry, {
-      io: this.io,
-      uri: (id) => `${SCHEMA_REF}${rename(id) ?? id}`,
-    });
-    if ("__shared" in schemas) {
-      // zod puts an id-less schema it must reference (a recursive one) in a shared file that has
-      // no place in an OpenAPI document.
-      throw new Error(
-        `OpenAPI: give these schemas an id with .meta({ id }): ${
-          Object.keys(asRecord(schemas.__shared["$defs"])).join(", ")
-        }`,
-      );
-    }
-    const roots = wrapperIds.map((id) => asRecord(asRecord(schemas[id]?.properties).root));
-    const components: Record<string, JsonSchema> = {};
-    for (const [id, schema] of Object.entries(schemas)) {
-      if (wrapperIds.includes(id)) continue;
-      const { $schema: _dialect, $id: _id, ...rest } = schema;
-      components[id] = rest;
-    }
-    return { roots, components };
-  }
-
-  /** Schemas reachable from the roots that carry an id in zod's global registry. */
-  #discoverIds(): Map<string, z.core.$ZodType> {
-    const found = new Map<string, z.core.$ZodType>();
-    for (const root of this.#roots) {
-      z.toJSONSchema(root, {
-        io: this.io,
-        override: ({ zodSchema }) => {
-          const id = z.globalRegistry.get(zodSchema)?.id;
-          if (typeof id !== "string") return;
-          const known = found.get(id);
-          if (known !== undefined && known !== zodSchema) {
-            throw new Error(`OpenAPI: two different schemas share the id "${id}"`);
-          }
-          found.set(id, zodSchema);
-        },
-      });
-    }
-    return found;
-  }
-}
-
 function assertUnique(routes: readonly RouteDef[]): void {
   const ids = new Set<string>();
   const endpoints = new Set<string>();
@@ -475,12 +400,6 @@ function resolve(schema: JsonSchema, components: Record<string, JsonSchema>): Js
   const target = ref.startsWith(SCHEMA_REF) ? components[ref.slice(SCHEMA_REF.length)] : undefined;
   if (target === undefined) throw new Error(`OpenAPI: unresolvable reference ${ref}`);
   return resolve(target, components);
-}
-
-function asRecord(value: unknown): JsonSchema {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? value as JsonSchema
-    : {};
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

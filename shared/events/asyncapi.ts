@@ -1,9 +1,7 @@
-import { z } from "zod";
-import type { JsonSchema } from "../openapi.ts";
+import { type Emitted, type JsonSchema, SCHEMA_REF, SchemaSet } from "../json_schema.ts";
 import { EVENT_DEFINITIONS, EVENT_TOPICS, type EventDefinition } from "./catalogue.ts";
 import { topicOf } from "./bus.ts";
 
-const SCHEMA_REF = "#/components/schemas/";
 const KAFKA_BINDING_VERSION = "0.5.0";
 export const TOPIC_PARTITIONS = 3;
 
@@ -190,75 +188,15 @@ function envelope(type: string, data: JsonSchema): JsonSchema {
   };
 }
 
-interface Emitted {
-  /** JSON Schema of each definition's `data`, in order; refs point into `components/schemas`. */
-  roots: JsonSchema[];
-  components: Record<string, JsonSchema>;
-}
-
 /**
- * Converts every `data` schema through one registry, so a schema with an id is emitted once as
- * a component and referenced wherever it appears.
+ * Every definition's `data` schema, converted together so a schema with an id is emitted once as
+ * a component and referenced wherever it appears. AsyncAPI schemas are a superset of JSON Schema
+ * draft 07.
  */
 function dataSchemas(definitions: readonly EventDefinition[]): Emitted {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of discoverIds(definitions.map((d) => d.data))) {
-    registry.add(schema, { id });
-  }
-  // A fresh wrapper per root, so an id-less root is inlined rather than turned into a reference.
-  const wrapperIds = definitions.map((definition, i) => {
-    const id = `__root${i}`;
-    registry.add(z.object({ root: definition.data }), { id });
-    return id;
-  });
-  // AsyncAPI schemas are a superset of JSON Schema draft 07.
-  const { schemas } = z.toJSONSchema(registry, {
-    target: "draft-07",
-    io: "output",
-    uri: (id) => `${SCHEMA_REF}${id}`,
-  });
-  if ("__shared" in schemas) {
-    throw new Error(
-      `AsyncAPI: give these schemas an id with .meta({ id }): ${
-        Object.keys(asRecord(schemas.__shared["definitions"])).join(", ")
-      }`,
-    );
-  }
-  const roots = wrapperIds.map((id) => asRecord(asRecord(schemas[id]?.properties).root));
-  const components: Record<string, JsonSchema> = {};
-  for (const [id, schema] of Object.entries(schemas)) {
-    if (wrapperIds.includes(id)) continue;
-    const { $schema: _dialect, $id: _id, ...rest } = schema;
-    components[id] = rest;
-  }
-  return { roots, components };
-}
-
-/** Schemas reachable from the roots that carry an id in zod's global registry. */
-function discoverIds(roots: readonly z.ZodType[]): Map<string, z.core.$ZodType> {
-  const found = new Map<string, z.core.$ZodType>();
-  for (const root of roots) {
-    z.toJSONSchema(root, {
-      target: "draft-07",
-      io: "output",
-      override: ({ zodSchema }) => {
-        const id = z.globalRegistry.get(zodSchema)?.id;
-        if (typeof id !== "string") return;
-        const known = found.get(id);
-        if (known !== undefined && known !== zodSchema) {
-          throw new Error(`AsyncAPI: two different schemas share the id "${id}"`);
-        }
-        found.set(id, zodSchema);
-      },
-    });
-  }
-  return found;
-}
-
-function asRecord(value: unknown): JsonSchema {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? value as JsonSchema
-    : {};
+  const set = new SchemaSet({ io: "output", target: "draft-07", document: "AsyncAPI" });
+  for (const definition of definitions) set.add(definition.data);
+  return set.emit();
 }
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {
