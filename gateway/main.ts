@@ -3,7 +3,7 @@ import { createLogger } from "@printshop/shared/log";
 import { openDatabase, type Sql } from "@printshop/shared/db";
 import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
-import { type EventBus, openEventBus, startOutboxRelay, topicOf } from "@printshop/shared/events";
+import { startProcessEvents } from "@printshop/shared/events";
 import { ConfigSchema } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
 import { createAdminApp } from "./admin_app.ts";
@@ -28,20 +28,7 @@ try {
   logger.error("database unavailable at start", { error: String(error) });
   Deno.exit(1);
 }
-let bus: EventBus;
-try {
-  bus = await openEventBus(config, logger);
-} catch (error) {
-  logger.error("event bus unavailable at start", { error: String(error) });
-  Deno.exit(1);
-}
-const relay = await startOutboxRelay({
-  sql,
-  schema: "gateway",
-  topic: topicOf("gateway"),
-  bus,
-  logger,
-});
+const events = await startProcessEvents(config, sql, "gateway", logger);
 const contextKey = await importContextKey(config.INTERNAL_SECRET);
 
 const authenticator = new Authenticator(sql, {
@@ -91,7 +78,6 @@ const adminServer = Deno.serve(
 onShutdown(async () => {
   stopPurge();
   await Promise.all([publicServer.shutdown(), adminServer.shutdown()]);
-  await relay.stop();
-  await bus.close();
+  await events.stop();
   await sql.end({ timeout: 5 });
 });

@@ -6,13 +6,7 @@ import { openDatabase, type Sql } from "./db/mod.ts";
 import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
 import { onShutdown } from "./lifecycle.ts";
-import {
-  type EventBus,
-  type EventBusConfig,
-  openEventBus,
-  startOutboxRelay,
-  topicOf,
-} from "./events/mod.ts";
+import { type EventBus, type EventBusConfig, startProcessEvents } from "./events/mod.ts";
 
 interface BaseConfig extends EventBusConfig {
   PORT: number;
@@ -61,24 +55,11 @@ export async function runService<S extends z.ZodObject>(
     logger.error("database unavailable at start", { error: String(error) });
     Deno.exit(1);
   }
-  let bus: EventBus;
-  try {
-    bus = await openEventBus(config, logger);
-  } catch (error) {
-    logger.error("event bus unavailable at start", { error: String(error) });
-    Deno.exit(1);
-  }
-  const relay = await startOutboxRelay({
-    sql,
-    schema: options.service,
-    topic: topicOf(options.service),
-    bus,
-    logger,
-  });
+  const events = await startProcessEvents(config, sql, options.service, logger);
   const contextKey = await importContextKey(config.INTERNAL_SECRET);
   const deps = { config, sql, logger, contextKey };
   const app = options.buildApp(deps);
-  const background = await options.background?.({ ...deps, bus });
+  const background = await options.background?.({ ...deps, bus: events.bus });
   const server = Deno.serve({
     hostname: config.HOST,
     port: config.PORT,
@@ -87,8 +68,7 @@ export async function runService<S extends z.ZodObject>(
   onShutdown(async () => {
     await server.shutdown();
     await background?.stop();
-    await relay.stop();
-    await bus.close();
+    await events.stop();
     await sql.end({ timeout: 5 });
   });
 }

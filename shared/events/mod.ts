@@ -1,12 +1,14 @@
 import { ConfigError } from "../config.ts";
 import type { Logger } from "../log.ts";
-import type { EventBus } from "./bus.ts";
+import type { Sql } from "../db/mod.ts";
+import { type EventBus, topicOf } from "./bus.ts";
+import { startOutboxRelay } from "./relay.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
 import { createKafkaBus } from "./kafka_bus.ts";
 
 export * from "./bus.ts";
 export * from "./catalogue.ts";
-export { startOutboxRelay } from "./relay.ts";
+export { startOutboxRelay };
 export type { OutboxRelay } from "./relay.ts";
 
 export interface EventBusConfig {
@@ -37,4 +39,38 @@ export async function openEventBus(config: EventBusConfig, logger: Logger): Prom
     ...(mechanism && username && password ? { sasl: { mechanism, username, password } } : {}),
     logger,
   });
+}
+
+export interface ProcessEvents {
+  bus: EventBus;
+  /** Stops the relay, then closes the bus. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The event side of a process entry (every service and the gateway): its bus, and the relay of
+ * its outbox (in `schema`) to its own topic. A bus that cannot be opened stops the process, as a
+ * database that cannot be reached does.
+ */
+export async function startProcessEvents(
+  config: EventBusConfig,
+  sql: Sql,
+  schema: string,
+  logger: Logger,
+): Promise<ProcessEvents> {
+  let bus: EventBus;
+  try {
+    bus = await openEventBus(config, logger);
+  } catch (error) {
+    logger.error("event bus unavailable at start", { error: String(error) });
+    Deno.exit(1);
+  }
+  const relay = await startOutboxRelay({ sql, schema, topic: topicOf(schema), bus, logger });
+  return {
+    bus,
+    async stop() {
+      await relay.stop();
+      await bus.close();
+    },
+  };
 }
