@@ -5,7 +5,6 @@
  * assertion here is about speed.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { Webhook } from "standardwebhooks";
 import {
   type ReceivedRequest,
   startTestStack,
@@ -16,8 +15,7 @@ import {
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
 import { connect, type Sql } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
-
-type Json = Record<string, unknown>;
+import { data, type Json, send, verify } from "./_webhooks.ts";
 
 interface Attempt {
   attempt: number;
@@ -41,22 +39,6 @@ interface Delivery {
 
 const QUOTE_TYPES = ["quote.created", "quote.updated"];
 
-async function send(
-  stack: TestStack,
-  key: string,
-  status: number,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Json> {
-  const res = await stack.call(key, method, path, body);
-  const json = await res.json() as Json;
-  assertEquals(res.status, status, `${method} ${path}: ${JSON.stringify(json)}`);
-  return json;
-}
-
-const data = (json: Json): Json => json.data as Json;
-
 /** Subscribes `url` to `event`; returns the subscription id and its signing secret. */
 async function subscribe(
   stack: TestStack,
@@ -67,15 +49,6 @@ async function subscribe(
   const sub = data(await send(stack, key, 201, "POST", "/v1/webhooks", { url, event }));
   assert(typeof sub.secret === "string" && sub.secret.startsWith("whsec_"));
   return { id: sub.id as string, secret: sub.secret };
-}
-
-/** Verifies a delivery with `standardwebhooks`; throws if the signature does not match. */
-function verify(secret: string, request: ReceivedRequest): Json {
-  return new Webhook(secret).verify(request.body, {
-    "webhook-id": request.headers.get("webhook-id") ?? "",
-    "webhook-timestamp": request.headers.get("webhook-timestamp") ?? "",
-    "webhook-signature": request.headers.get("webhook-signature") ?? "",
-  }) as Json;
 }
 
 const webhookIdOf = (request: ReceivedRequest): string => request.headers.get("webhook-id") ?? "";

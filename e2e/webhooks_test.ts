@@ -3,7 +3,6 @@
  * `standardwebhooks` package (never with the project's own signing code).
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { Webhook } from "standardwebhooks";
 import {
   startTestStack,
   startWebhookReceiver,
@@ -12,32 +11,7 @@ import {
 } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
-
-type Json = Record<string, unknown>;
-
-async function send(
-  stack: TestStack,
-  key: string,
-  status: number,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Json> {
-  const res = await stack.call(key, method, path, body);
-  const json = await res.json() as Json;
-  assertEquals(res.status, status, `${method} ${path}: ${JSON.stringify(json)}`);
-  return json as Json;
-}
-
-const data = (json: Json): Json => json.data as Json;
-
-function verify(secret: string, request: { headers: Headers; body: string }): Json {
-  return new Webhook(secret).verify(request.body, {
-    "webhook-id": request.headers.get("webhook-id")!,
-    "webhook-timestamp": request.headers.get("webhook-timestamp")!,
-    "webhook-signature": request.headers.get("webhook-signature")!,
-  }) as Json;
-}
+import { data, type Json, send, verify } from "./_webhooks.ts";
 
 Deno.test("webhooks through the gateway", async (t) => {
   await using stack: TestStack = await startTestStack();
