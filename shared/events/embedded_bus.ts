@@ -81,8 +81,13 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
   async function subscribe(subscribeOptions: SubscribeOptions): Promise<BusSubscription> {
     const { groupId, topics, handle } = subscribeOptions;
     const waker = new Waker();
+    // Topics with news: a notification names one topic, so only that one is read. Every topic
+    // is read at start, after a failure, and on each poll (the safety net).
+    const pending = new Set<string>(topics);
     const listener = await sql.listen(CHANNEL, (topic) => {
-      if (topics.includes(topic)) waker.wake();
+      if (!topics.includes(topic)) return;
+      pending.add(topic);
+      waker.wake();
     });
     const backoff = new Backoff(250, 10_000);
     let running = true;
@@ -128,14 +133,20 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
     const loop = (async () => {
       while (running) {
         let more = false;
+        const round = pending.size > 0 ? [...pending] : topics;
+        pending.clear();
         try {
-          for (const topic of topics) {
+          for (const topic of round) {
             if (!running) break;
-            if (await drain(topic)) more = true;
+            if (await drain(topic)) {
+              more = true;
+              pending.add(topic);
+            }
           }
           await purgeOldMessages();
           backoff.reset();
         } catch (error) {
+          for (const topic of topics) pending.add(topic);
           const delay = backoff.next();
           logger.warn("event consumer will retry", {
             groupId,
