@@ -2,6 +2,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import type { ReceivedRequest, TestStack } from "@printshop/shared/testing";
+import { sleep } from "@printshop/shared/net";
 
 export type Json = Record<string, unknown>;
 
@@ -32,4 +33,23 @@ export function verify(secret: string, request: Pick<ReceivedRequest, "headers" 
     "webhook-timestamp": request.headers.get("webhook-timestamp") ?? "",
     "webhook-signature": request.headers.get("webhook-signature") ?? "",
   }) as Json;
+}
+
+/** Polls `probe` until it returns a value (not undefined); fails with `what` after the deadline. */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  describe?: () => Promise<string> | string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      const detail = describe ? `: ${await describe()}` : "";
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await sleep(100);
+  }
 }

@@ -14,8 +14,7 @@ import {
 } from "@printshop/shared/testing";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
 import { connect, type Sql } from "@printshop/shared/db";
-import { sleep } from "@printshop/shared/net";
-import { data, type Json, send, verify } from "./_webhooks.ts";
+import { data, eventually, type Json, send, verify } from "./_webhooks.ts";
 
 interface Attempt {
   attempt: number;
@@ -56,25 +55,6 @@ const webhookIdOf = (request: ReceivedRequest): string => request.headers.get("w
 async function history(stack: TestStack, key: string, webhookId: string): Promise<Delivery[]> {
   const page = data(await send(stack, key, 200, "GET", `/v1/webhooks/${webhookId}/deliveries`));
   return page.items as Delivery[];
-}
-
-/** Polls `probe` until it returns a value (not undefined); fails with `what` after the deadline. */
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-  describe?: () => Promise<string> | string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const detail = describe ? `: ${await describe()}` : "";
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
-    }
-    await sleep(100);
-  }
 }
 
 /** A pool on the test database for direct SQL (schema-qualified), ended with the scope. */
