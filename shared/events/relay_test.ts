@@ -77,9 +77,12 @@ Deno.test("startOutboxRelay() publishes in write order and marks rows published"
     assertEquals(seen.map((e) => e.id), ids);
     assertEquals(seen[0]!.type, "quote.deleted");
     assertEquals(seen[0]!.organizationId, org);
-    const [left] = await env.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
-    assertEquals(left!.n, 0);
+    // Consumers can see a batch before the relay's marking transaction commits.
+    await waitFor("every row marked published", async () => {
+      const [left] = await env.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+      return left!.n === 0;
+    }, 5_000);
   } finally {
     await relay.stop();
     await (await subscription).stop();
