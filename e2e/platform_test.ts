@@ -4,6 +4,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { startTestStack, type TestStack } from "@printshop/shared/testing";
+import { waitFor } from "@printshop/shared/net";
 import { parseApiKey } from "../gateway/domain/api_key.ts";
 
 interface Envelope<T = Record<string, unknown>> {
@@ -247,10 +248,15 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
       assertEquals(res.status, 200);
       assertEquals(res.headers.get("x-request-id"), "e2e-trace-check-1");
       await res.body?.cancel();
-      const quotesLog = await Deno.readTextFile(`${stack.logDir}/quotes.log`);
-      const line = quotesLog.split("\n").filter((l) => l.includes("e2e-trace-check-1")).map((l) =>
-        JSON.parse(l)
-      ).find((l) => l.msg === "request");
+      // Child output reaches the log file asynchronously.
+      const requestLine = async (): Promise<Record<string, unknown> | undefined> => {
+        const quotesLog = await Deno.readTextFile(`${stack.logDir}/quotes.log`);
+        return quotesLog.split("\n").filter((l) => l.includes("e2e-trace-check-1")).map((l) =>
+          JSON.parse(l) as Record<string, unknown>
+        ).find((l) => l.msg === "request");
+      };
+      await waitFor("the quotes service's request line", async () => !!await requestLine(), 5_000);
+      const line = await requestLine();
       assert(line, "the quotes service logged the request under the gateway's request id");
       assertEquals(line.traceId, traceId);
       assertEquals(line.organizationId, shopA.organizationId);
