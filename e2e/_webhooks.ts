@@ -3,6 +3,7 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import type { ReceivedRequest, TestStack } from "@printshop/shared/testing";
 import { sleep } from "@printshop/shared/net";
+import { connect, type Sql } from "@printshop/shared/db";
 
 export type Json = Record<string, unknown>;
 
@@ -52,4 +53,10 @@ export async function eventually<T>(
     }
     await sleep(100);
   }
+}
+
+/** A pool on the test database for direct SQL (schema-qualified), ended with the scope. */
+export function openDb(stack: TestStack): { sql: Sql; [Symbol.asyncDispose](): Promise<void> } {
+  const sql = connect(stack.db.url, { schema: "public", max: 2, applicationName: "e2e-test" });
+  return { sql, [Symbol.asyncDispose]: () => sql.end() };
 }

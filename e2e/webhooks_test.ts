@@ -11,7 +11,7 @@ import {
 } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
-import { data, eventually, type Json, send, verify } from "./_webhooks.ts";
+import { data, eventually, type Json, openDb, send, verify } from "./_webhooks.ts";
 
 Deno.test("webhooks through the gateway", async (t) => {
   await using stack: TestStack = await startTestStack();
@@ -209,21 +209,40 @@ Deno.test("webhooks through the gateway", async (t) => {
   });
 
   await t.step("a revoked key's subscriptions stop delivering", async () => {
+    await using db = openDb(stack);
     const key = await stack.admin<{ data: { id: string; apiKey: string } }>(
       "POST",
       `/admin/organizations/${shop.organizationId}/api-keys`,
       { scopes: ALL_SCOPES },
     );
-    await send(stack, key.data.apiKey, 201, "POST", "/v1/webhooks", {
-      url: `${receiver.url}?revoked`,
-      event: "quote.updated",
-    });
+    const sub = data(
+      await send(stack, key.data.apiKey, 201, "POST", "/v1/webhooks", {
+        url: receiver.url,
+        event: "quote.updated",
+      }),
+    );
     await stack.admin("DELETE", `/admin/api-keys/${key.data.id}`);
-    // The revocation travels as an event; give it the time a delivery would take.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The revocation reaches the webhooks service as an event from the gateway.
+    await eventually("the subscription to be marked revoked", async () => {
+      const [row] = await db.sql<{ revoked: boolean }[]>`
+        SELECT credential_revoked_at IS NOT NULL AS revoked
+        FROM webhooks.subscriptions WHERE id = ${sub.id as string}`;
+      return row?.revoked ? true : undefined;
+    }, 30_000);
     const quote = data(await send(stack, shop.apiKey, 201, "POST", "/v1/quotes", {}));
     await send(stack, shop.apiKey, 200, "PATCH", `/v1/quotes/${quote.id}`, { reference: "x" });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Deliveries are queued in the transaction that records the event in the log.
+    await eventually("the change in the event log", async () => {
+      const log = data(await send(stack, shop.apiKey, 200, "GET", "/v1/event-log?limit=100"));
+      const items = log.items as Json[];
+      return items.some((e) => e.type === "quote.updated" && e.aggregateId === quote.id)
+        ? true
+        : undefined;
+    }, 30_000);
+    const [queued] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM webhooks.deliveries WHERE subscription_id = ${sub
+      .id as string}`;
+    assertEquals(queued!.n, 0, "nothing queued for the revoked key's subscription");
     assertEquals(receiver.received.filter((r) => r.body.includes('"quote.updated"')).length, 0);
   });
 });
