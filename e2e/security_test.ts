@@ -6,6 +6,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { connect } from "@printshop/shared/db";
+import { sleep, waitFor } from "@printshop/shared/net";
 import { startTestStack, type TestStack } from "@printshop/shared/testing";
 import { AUTH_CACHE_TTL_MS } from "../gateway/auth.ts";
 
@@ -45,8 +46,6 @@ const hex = (bytes: Uint8Array): string =>
 
 const sha256 = async (text: string): Promise<Uint8Array> =>
   new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 Deno.test("credentials are hashed at rest, revoked across replicas, and never logged", async (t) => {
   const idpKey = await generateKeyPair("RS256");
@@ -351,12 +350,11 @@ Deno.test("credentials are hashed at rest, revoked across replicas, and never lo
       200,
       "marker",
     );
-    let logs = await stack.logs();
-    for (let waited = 0; !logs.includes(marker) && waited < 5_000; waited += 50) {
-      await sleep(50);
+    let logs = "";
+    await waitFor("the gateway's log to catch up", async () => {
       logs = await stack.logs();
-    }
-    assert(logs.includes(marker), "the gateway's log caught up");
+      return logs.includes(marker);
+    }, 5_000);
     assert(logs.includes('"status":401'), "the refused attempts were logged");
     assert(logs.includes('"status":200'));
     for (const secret of sent) {

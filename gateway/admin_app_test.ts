@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { openDatabase, type Sql } from "@printshop/shared/db";
+import { sleep } from "@printshop/shared/net";
 import { createLogger } from "@printshop/shared/log";
 import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
 import { createAdminApp } from "./admin_app.ts";
@@ -308,7 +309,7 @@ Deno.test("admin API revokes a key once and keeps the first revocation time", as
     });
 
     await t.step("revoking again → 200 with the same time", async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       const { status, body } = await h.call("DELETE", `/admin/api-keys/${keyId}`);
       assert.equal(status, 200);
       assert.equal(body.data.revokedAt, firstRevokedAt);

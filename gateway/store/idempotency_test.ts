@@ -4,6 +4,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, openDatabase, type Sql } from "@printshop/shared/db";
+import { sleep } from "@printshop/shared/net";
 import { ApiError } from "@printshop/shared/http";
 import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
 import { fingerprintOf, idempotencyKeyOf, withIdempotency } from "../idempotency.ts";
@@ -57,7 +58,6 @@ async function harness(): Promise<Harness> {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fp = (text: string) => new TextEncoder().encode(text.padEnd(32, "."));
 
 const FP_A = fp("request A");

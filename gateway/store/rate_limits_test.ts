@@ -4,6 +4,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, openDatabase, type Sql } from "@printshop/shared/db";
+import { sleep } from "@printshop/shared/net";
 import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
 import { takeToken } from "./rate_limits.ts";
 
@@ -40,8 +41,6 @@ async function harness(): Promise<Harness> {
     },
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Empties a bucket as of now, without waiting for requests to drain it. */
 async function emptyBucket(sql: Sql, principal: string): Promise<void> {

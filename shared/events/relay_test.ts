@@ -3,7 +3,7 @@ import { connect, openDatabase, type Sql } from "../db/mod.ts";
 import { createLogger } from "../log.ts";
 import { createTestDatabase } from "../testing/db.ts";
 import { writeEvent } from "../outbox.ts";
-import { waitFor } from "../net.ts";
+import { sleep, waitFor } from "../net.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
 import { startOutboxRelay } from "./relay.ts";
@@ -102,7 +102,7 @@ Deno.test("startOutboxRelay() wakes on commit instead of waiting for its poll", 
   });
   const { seen, subscription } = collector(env.bus, "relay-wake");
   try {
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     await write(env.sql, crypto.randomUUID(), 1);
     await waitFor("the event", () => Promise.resolve(seen.length === 1), 5_000);
   } finally {
@@ -135,7 +135,7 @@ Deno.test("startOutboxRelay() publishes rows a crash left behind, and nothing ro
   });
   try {
     await waitFor("5 events", () => Promise.resolve(seen.length >= 5), 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     assertEquals(seen.map((e) => e.id), before);
   } finally {
     await relay.stop();
@@ -146,10 +146,14 @@ Deno.test("startOutboxRelay() publishes rows a crash left behind, and nothing ro
 Deno.test("startOutboxRelay() keeps rows while the bus refuses them and publishes later", async () => {
   await using env = await setup();
   let refusing = true;
+  let refusals = 0;
   const flaky: EventBus = {
     transport: "embedded",
-    publish: (topic, events) =>
-      refusing ? Promise.reject(new Error("broker down")) : env.bus.publish(topic, events),
+    publish: (topic, events) => {
+      if (!refusing) return env.bus.publish(topic, events);
+      refusals++;
+      return Promise.reject(new Error("broker down"));
+    },
     subscribe: (options) => env.bus.subscribe(options),
     close: () => Promise.resolve(),
   };
@@ -163,7 +167,7 @@ Deno.test("startOutboxRelay() keeps rows while the bus refuses them and publishe
   const { seen, subscription } = collector(env.bus, "relay-outage");
   try {
     const ids = await write(env.sql, crypto.randomUUID(), 3);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor("the relay to try and be refused", () => Promise.resolve(refusals > 0), 10_000);
     const [kept] = await env.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
     assertEquals(kept!.n, 3, "nothing is marked while the bus refuses");
@@ -189,7 +193,7 @@ Deno.test("two relays on one schema never publish the same rows twice or out of 
   try {
     const writes = await Promise.all([write(env.sql, org, 40), write(second, org, 40)]);
     await waitFor("80 events", () => Promise.resolve(seen.length >= 80), 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     assertEquals(seen.length, 80);
     assertEquals(new Set(seen.map((e) => e.id)).size, 80);
     // Each writer's own events stay in the order it wrote them.

@@ -5,6 +5,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, type Sql } from "@printshop/shared/db";
+import { sleep } from "@printshop/shared/net";
 import type { BusEvent } from "@printshop/shared/events";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { createApp } from "../app.ts";
@@ -294,7 +295,7 @@ Deno.test("claimDueDeliveries() hands a delivery out again once its lease has ex
   assertEquals(first.event.data, event.data);
   // Held while the lease lasts...
   assertEquals(await claimDueDeliveries(h.sql, 10, 400), []);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await sleep(500);
   // ...and taken over after it, as the next attempt.
   const second = await claimOne(h.sql, row!.id, LONG_LEASE);
   assertEquals(second.attempt, 2);
@@ -362,7 +363,7 @@ Deno.test("recordAttempt() moves a delivery through the retry schedule", async (
     );
     // Not due until then; due after it.
     assertEquals(await claimDueDeliveries(h.sql, 10, LONG_LEASE), []);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now()) + 50));
+    await sleep(Math.max(0, next - Date.now()) + 50);
     assertEquals((await claimOne(h.sql, id)).attempt, 2);
   });
 
@@ -410,7 +411,7 @@ Deno.test("recordAttempt() moves a delivery through the retry schedule", async (
     async () => {
       const id = await newDelivery();
       const stale = await claimOne(h.sql, id, 50);
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await sleep(120);
       const current = await claimOne(h.sql, id);
       assertEquals([stale.attempt, current.attempt], [1, 2]);
       const held = await delivery(h, id);
