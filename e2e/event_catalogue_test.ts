@@ -59,6 +59,14 @@ Deno.test("every catalogue event is emitted by an operation, and nothing else is
   // A new default replaces the first quote's default GST rate, which is updated to non-default.
   await send("POST", "/v1/tax-rates", { name: "VAT", ratePct: 20, isDefault: true });
   await stack.admin("DELETE", `/admin/api-keys/${shop.keyId}`);
+  const partner = await stack.admin<{ data: { id: string } }>("POST", "/admin/partner-apps", {
+    name: "Catalogue Connector",
+    scopes: ["quotes.read"],
+  });
+  await stack.admin("POST", `/admin/partner-apps/${partner.data.id}/grants`, {
+    organizationId: shop.organizationId,
+    scopes: ["quotes.read"],
+  });
 
   const sql = connect(stack.db.url, { schema: "public", max: 1 });
   try {

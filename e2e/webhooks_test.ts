@@ -45,8 +45,9 @@ Deno.test("webhooks through the gateway", async (t) => {
     );
     assertEquals(again.id, webhookId);
     assertEquals(again.secret, undefined);
-    const list = data(await send(stack, shop.apiKey, 200, "GET", "/v1/webhooks")) as unknown;
-    assertEquals((list as Json[]).map((s) => s.id), [webhookId]);
+    const list = data(await send(stack, shop.apiKey, 200, "GET", "/v1/webhooks?limit=10"));
+    assertEquals((list.items as Json[]).map((s) => s.id), [webhookId]);
+    assertEquals(list.totalCount, 1);
     assertEquals(JSON.stringify(list).includes("whsec_"), false);
   });
 
@@ -106,7 +107,10 @@ Deno.test("webhooks through the gateway", async (t) => {
       { scopes: ALL_SCOPES },
     );
     await send(stack, otherKey.data.apiKey, 404, "GET", `/v1/webhooks/${webhookId}`);
-    assertEquals(data(await send(stack, otherKey.data.apiKey, 200, "GET", "/v1/webhooks")), []);
+    assertEquals(data(await send(stack, otherKey.data.apiKey, 200, "GET", "/v1/webhooks")), {
+      items: [],
+      totalCount: 0,
+    });
     await send(stack, otherKey.data.apiKey, 200, "DELETE", `/v1/webhooks/${webhookId}`);
     await send(stack, shop.apiKey, 200, "GET", `/v1/webhooks/${webhookId}`);
   });

@@ -170,6 +170,7 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
       throw notFound("Organization", input.organizationId);
     }
     const grant = await upsertGrant(sql, appId, input.organizationId, input.scopes);
+    if (!grant) throw notFound("Partner app", appId);
     deps.onCredentialsChanged?.();
     return grant.createdAt === grant.updatedAt
       ? created(c, grant, "Grant recorded")

@@ -390,3 +390,100 @@ Deno.test("admin API sets an organisation's rate limit and reports the effective
     await h.close();
   }
 });
+
+Deno.test("admin API grants record partner_grant.updated with the app's rights, in the same transaction", async (t) => {
+  const h = await harness();
+  try {
+    const orgId = await h.createOrg();
+    const created = await h.call("POST", "/admin/partner-apps", {
+      name: "Storefront Connector",
+      scopes: ["quotes.read", "quotes.write", "costs.read", "webhooks.write"],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const appId = created.body.data.id;
+    const grantPath = `/admin/partner-apps/${appId}/grants`;
+    const events = async (): Promise<
+      { organization_id: string; aggregate_id: string; payload: unknown }[]
+    > => [
+      ...await h.sql<{ organization_id: string; aggregate_id: string; payload: unknown }[]>`
+        SELECT organization_id, aggregate_id, payload FROM gateway.outbox
+        WHERE type = 'partner_grant.updated' ORDER BY created_at, id`,
+    ];
+    const grantedScopes = async (): Promise<string[] | undefined> => {
+      const [row] = await h.sql<{ scopes: string[] }[]>`
+        SELECT scopes FROM gateway.partner_grants
+        WHERE app_id = ${appId} AND organization_id = ${orgId}`;
+      return row?.scopes;
+    };
+
+    await t.step("a first grant → 201 and the event carries app ∩ grant", async () => {
+      const { status, body } = await h.call("POST", grantPath, {
+        organizationId: orgId,
+        // customers.read is granted but the app was never given it: not in the event.
+        scopes: ["costs.read", "quotes.read", "customers.read", "webhooks.write"],
+      });
+      assert.equal(status, 201, JSON.stringify(body));
+      assert.deepEqual(await events(), [{
+        organization_id: orgId,
+        aggregate_id: appId,
+        payload: {
+          appId,
+          organizationId: orgId,
+          scopes: ["quotes.read", "costs.read", "webhooks.write"],
+        },
+      }]);
+    });
+
+    await t.step("narrowing the grant → 200 and one more event with what is left", async () => {
+      const { status } = await h.call("POST", grantPath, {
+        organizationId: orgId,
+        scopes: ["webhooks.write"],
+      });
+      assert.equal(status, 200);
+      const all = await events();
+      assert.equal(all.length, 2);
+      assert.deepEqual(all[1]!.payload, {
+        appId,
+        organizationId: orgId,
+        scopes: ["webhooks.write"],
+      });
+    });
+
+    await t.step("when the event cannot be written, the grant does not change either", async () => {
+      await h.sql.unsafe(`
+        CREATE FUNCTION gateway.refuse_outbox() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN RAISE EXCEPTION 'outbox refused by the test'; END $$;
+        CREATE TRIGGER refuse_outbox BEFORE INSERT ON gateway.outbox
+          FOR EACH ROW EXECUTE FUNCTION gateway.refuse_outbox();`);
+      try {
+        const { status, body } = await h.call("POST", grantPath, {
+          organizationId: orgId,
+          scopes: ["quotes.read", "costs.read"],
+        });
+        assert.equal(status, 500);
+        assert.equal(body.error, "internal_error");
+        assert.deepEqual(await grantedScopes(), ["webhooks.write"], "the upsert was rolled back");
+      } finally {
+        await h.sql.unsafe(`
+          DROP TRIGGER refuse_outbox ON gateway.outbox; DROP FUNCTION gateway.refuse_outbox();`);
+      }
+      assert.equal((await events()).length, 2);
+    });
+
+    await t.step("an unknown app or organisation → 404 and no event", async () => {
+      const unknownApp = await h.call("POST", `/admin/partner-apps/${UNKNOWN_ID}/grants`, {
+        organizationId: orgId,
+        scopes: ["quotes.read"],
+      });
+      assert.equal(unknownApp.status, 404);
+      const unknownOrg = await h.call("POST", grantPath, {
+        organizationId: UNKNOWN_ID,
+        scopes: ["quotes.read"],
+      });
+      assert.equal(unknownOrg.status, 404);
+      assert.equal((await events()).length, 2);
+    });
+  } finally {
+    await h.close();
+  }
+});

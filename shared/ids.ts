@@ -31,3 +31,9 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
+
+/** The creation time (ms since the epoch) a UUIDv7 carries; null for any other version. */
+export function uuidv7Time(id: string): number | null {
+  if (!isUuid(id) || id[14] !== "7") return null;
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}

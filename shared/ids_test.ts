@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isUuid, uuidv7 } from "./ids.ts";
+import { isUuid, uuidv7, uuidv7Time } from "./ids.ts";
 
 const hexDigits = (id: string): string => id.replaceAll("-", "");
 
@@ -59,4 +59,13 @@ Deno.test("isUuid() accepts any-version UUIDs in either case and nothing else", 
   ) {
     assert.equal(isUuid(bad), false, JSON.stringify(bad));
   }
+});
+
+Deno.test("uuidv7Time() reads back the creation time, and only from a version 7 id", () => {
+  assert.equal(uuidv7Time("018bcfe5-687b-7abc-8def-0123456789ab"), 1_700_000_000_123);
+  const now = Date.now();
+  const fresh = uuidv7Time(uuidv7());
+  assert(fresh !== null && fresh >= now);
+  assert.equal(uuidv7Time("018bcfe5-687b-4abc-8def-0123456789ab"), null);
+  assert.equal(uuidv7Time("not-a-uuid"), null);
 });

@@ -1,4 +1,5 @@
-import type { Queryable } from "@printshop/shared/db";
+import type { Queryable, Sql } from "@printshop/shared/db";
+import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { base64Url, hashSecret } from "../domain/api_key.ts";
 
@@ -88,26 +89,44 @@ export async function findActivePartnerApp(
     : null;
 }
 
-/** Records (or replaces) an organisation's grant to an app. */
+/**
+ * Records (or replaces) an organisation's grant to an app and, in the same transaction,
+ * `partner_grant.updated` with what the app may now do for the organisation (the app's scopes ∩
+ * the grant's), so the webhooks service narrows the app's subscriptions there when the grant
+ * loses a scope, and lets them resume when it regains one. Null when there is no such app (or it
+ * was revoked).
+ */
 export async function upsertGrant(
-  sql: Queryable,
+  sql: Sql,
   appId: string,
   organizationId: string,
   scopes: string[],
-): Promise<PartnerGrant> {
-  const [row] = await sql<{ created_at: Date; updated_at: Date }[]>`
-    INSERT INTO partner_grants (app_id, organization_id, scopes)
-    VALUES (${appId}, ${organizationId}, ${scopes})
-    ON CONFLICT (app_id, organization_id)
-      DO UPDATE SET scopes = excluded.scopes, updated_at = now()
-    RETURNING created_at, updated_at`;
-  return {
-    appId,
-    organizationId,
-    scopes,
-    createdAt: row!.created_at.toISOString(),
-    updatedAt: row!.updated_at.toISOString(),
-  };
+): Promise<PartnerGrant | null> {
+  return await sql.begin(async (tx) => {
+    // FOR SHARE: the app's scopes cannot change under the event this transaction records.
+    const [app] = await tx<{ scopes: string[] }[]>`
+      SELECT scopes FROM partner_apps WHERE id = ${appId} AND revoked_at IS NULL FOR SHARE`;
+    if (!app) return null;
+    const [row] = await tx<{ created_at: Date; updated_at: Date }[]>`
+      INSERT INTO partner_grants (app_id, organization_id, scopes)
+      VALUES (${appId}, ${organizationId}, ${scopes})
+      ON CONFLICT (app_id, organization_id)
+        DO UPDATE SET scopes = excluded.scopes, updated_at = now()
+      RETURNING created_at, updated_at`;
+    await writeEvent(tx, {
+      organizationId,
+      type: "partner_grant.updated",
+      aggregateId: appId,
+      payload: { appId, organizationId, scopes: app.scopes.filter((s) => scopes.includes(s)) },
+    });
+    return {
+      appId,
+      organizationId,
+      scopes,
+      createdAt: row!.created_at.toISOString(),
+      updatedAt: row!.updated_at.toISOString(),
+    };
+  });
 }
 
 export interface GrantForAuth {

@@ -17,7 +17,9 @@ export const ConfigSchema = z.object({
       return parsed;
     },
   ),
-  WEBHOOK_TIMEOUT_MS: positiveInt(10_000, 120_000),
+  // A manual replay sends while the caller waits: the cap keeps one attempt inside the gateway's
+  // default PROXY_TIMEOUT_MS (30 s), so the caller gets the outcome instead of a 503.
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000, 25_000),
   /** Encrypts signing secrets at rest (AES-GCM, key derived with HKDF). */
   WEBHOOK_SECRETS_KEY: secret(),
 });

@@ -8,7 +8,7 @@ import {
   eventDefinition,
 } from "@printshop/shared/events";
 import { recordEvents } from "./store/events.ts";
-import { revokeCredential } from "./store/subscriptions.ts";
+import { applyPartnerGrant, revokeCredential } from "./store/subscriptions.ts";
 
 export const CONSUMER_GROUP = "webhooks";
 
@@ -36,6 +36,22 @@ export async function startEventConsumer(
           const { id } = event.data as { id: string };
           const stopped = await revokeCredential(sql, id);
           logger.info("subscriptions of a revoked key stopped", { apiKeyId: id, stopped });
+        } else if (event.type === "partner_grant.updated") {
+          // Events before the change still go out under the rights they were recorded with.
+          await recordEvents(sql, visible.splice(0));
+          const grant = event.data as { appId: string; organizationId: string; scopes: string[] };
+          const outcome = await applyPartnerGrant(sql, {
+            eventId: event.id,
+            occurredAt: event.occurredAt,
+            appId: grant.appId,
+            organizationId: grant.organizationId,
+            scopes: grant.scopes,
+          });
+          logger.info("partner subscriptions brought in line with the grant", {
+            appId: grant.appId,
+            eventId: event.id,
+            ...outcome,
+          });
         } else if (definition.readScope !== null) {
           visible.push(event);
         }

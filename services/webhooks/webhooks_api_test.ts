@@ -39,6 +39,11 @@ interface Subscription {
   previousSecretExpiresAt?: string;
 }
 
+interface SubscriptionPage {
+  items: Subscription[];
+  totalCount: number;
+}
+
 interface Attempt {
   attempt: number;
   startedAt: string;
@@ -325,13 +330,15 @@ Deno.test("POST /v1/webhooks makes a new subscription for another event, URL or 
   assertEquals(new Set(all.map((s) => s.id)).size, all.length);
   assertEquals(new Set(all.map((s) => s.secret)).size, all.length, "each gets its own secret");
   // Each credential lists only its own.
-  const mine = await expect<Subscription[]>(h, me, 200, "GET", "/v1/webhooks");
+  const mine = await expect<SubscriptionPage>(h, me, 200, "GET", "/v1/webhooks");
   assertEquals(
-    mine.data.map((s) => s.id).sort(),
-    [base, otherEvent, otherUrl, otherScheme].map((s) => s.id).sort(),
+    mine.data.items.map((s) => s.id),
+    [base, otherEvent, otherUrl, otherScheme].map((s) => s.id),
+    "oldest first",
   );
-  const listed = await expect<Subscription[]>(h, colleague, 200, "GET", "/v1/webhooks");
-  assertEquals(listed.data.map((s) => s.id), [theirs.id]);
+  assertEquals(mine.data.totalCount, 4);
+  const listed = await expect<SubscriptionPage>(h, colleague, 200, "GET", "/v1/webhooks");
+  assertEquals(listed.data.items.map((s) => s.id), [theirs.id]);
   assertEquals(JSON.stringify([mine, listed]).includes("whsec_"), false);
   assertEquals(await count(h, "subscriptions"), 5);
 });
@@ -603,8 +610,55 @@ Deno.test("GET /v1/webhooks/{id}/deliveries lists newest first, pages and filter
     assertEquals(succeeded.items[0]?.nextAttemptAt, null);
     assertEquals((await list("?status=retrying")).totalCount, 0);
   });
+  await t.step("sortDirection=asc turns the order; filters narrow page and count", async () => {
+    const oldestFirst = [...newestFirst].reverse();
+    assertEquals((await list("?sortDirection=asc")).items.map((d) => d.id), oldestFirst);
+    assertEquals(
+      (await list("?sortField=createdAt&sortDirection=desc")).items.map((d) => d.id),
+      newestFirst,
+    );
+    const filters = (f: unknown) => `?filters=${encodeURIComponent(JSON.stringify(f))}`;
+    const byEvent = await list(
+      filters([{
+        field: "eventId",
+        op: "in",
+        values: [recorded[0]!.event.id, recorded[2]!.event.id],
+      }]),
+    );
+    assertEquals([byEvent.items.map((d) => d.id), byEvent.totalCount], [
+      [recorded[2]!.deliveryId, recorded[0]!.deliveryId],
+      2,
+    ]);
+    const failedOrSucceeded = await list(
+      filters([{ field: "status", op: "in", values: ["failed", "succeeded"] }]),
+    );
+    assertEquals(failedOrSucceeded.items.map((d) => d.id), [
+      recorded[3]!.deliveryId,
+      recorded[1]!.deliveryId,
+    ]);
+    assertEquals(
+      (await list(filters([{ field: "lastHttpStatus", op: "eq", value: 503 }])))
+        .items.map((d) => d.id),
+      [recorded[1]!.deliveryId],
+    );
+    assertEquals(
+      (await list(filters([{ field: "eventType", op: "eq", value: "quote.updated" }]))).totalCount,
+      0,
+    );
+  });
   await t.step("a bad query is a 400 naming the parameter", async () => {
     const bad: [string, string][] = [
+      ["?sortDirection=up", "sortDirection"],
+      ["?sortField=status", "sortField"],
+      ["?filters=nope", "filters"],
+      [
+        `?filters=${encodeURIComponent('[{"field":"url","op":"eq","value":"x"}]')}`,
+        "filters.0.field",
+      ],
+      [
+        `?filters=${encodeURIComponent('[{"field":"status","op":"eq","value":"sent"}]')}`,
+        "filters.0.value",
+      ],
       ["?status=delivered", "status"],
       ["?status=", "status"],
       ["?limit=-1", "limit"],
@@ -814,6 +868,7 @@ Deno.test("POST .../deliveries/{id}/retry against a closed port stays failed: co
   for (const round of [1, 2]) {
     const res = await expect<Delivery>(h, me, 200, "POST", path);
     assertEquals(res.message, "Replayed; the endpoint failed again");
+    assertEquals(res.status, false, "the envelope's status is the replay's own outcome");
     const delivery = res.data;
     assertEquals(delivery.status, "failed", `round ${round}`);
     assertEquals(delivery.nextAttemptAt, null, "a manual replay does not restart the schedule");
@@ -952,7 +1007,17 @@ Deno.test("GET /v1/event-log lists in recording order and pages with after and l
       "after",
     );
     const theirs = (await log("", other)).items[0]!.id;
-    assertValidationError(await call(h, me, "GET", `/v1/event-log?after=${theirs}`), "after");
+    const res = await call(h, me, "GET", `/v1/event-log?after=${theirs}`);
+    assertValidationError(res, "after");
+    assert.match(res.body.message, /is not in this organisation's log/);
+  });
+  await t.step("after an event older than the log keeps says so", async () => {
+    // A UUIDv7 from 40 days ago: its time says it has been purged, not that it is foreign.
+    const ms = (Date.now() - 40 * 86_400_000).toString(16).padStart(12, "0");
+    const aged = `${ms.slice(0, 8)}-${ms.slice(8)}-7abc-8def-0123456789ab`;
+    const res = await call(h, me, "GET", `/v1/event-log?after=${aged}`);
+    assertValidationError(res, "after");
+    assert.match(res.body.message, /older than the 30 days the log keeps/);
   });
   await t.step("a bad query is 400 naming the parameter", async () => {
     const bad: [string, string][] = [
@@ -1040,4 +1105,158 @@ Deno.test("GET /v1/reference/events lists the catalogue's public names, never ap
   assert(res.data.events.includes("quote.created"));
   assert(res.data.note.length > 0);
   assertValidationError(await call(h, me, "GET", "/v1/reference/events?all=true"), "all");
+});
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/webhooks (list), PATCH /v1/webhooks/{id} and query strictness
+
+Deno.test("GET /v1/webhooks pages, sorts and filters this credential's subscriptions", async (t) => {
+  await using h = await harness();
+  const me = newCaller();
+  const subs = [
+    await subscribeTo(h, me, `${PUBLIC}/c`, "quote.created"),
+    await subscribeTo(h, me, `${PUBLIC}/a`, "quote.updated"),
+    await subscribeTo(h, me, `${PUBLIC}/b`, "quote.created"),
+  ];
+  await subscribeTo(h, newCaller(me.organizationId), `${PUBLIC}/z`, "quote.created");
+  const ids = subs.map((s) => s.id);
+  const list = async (query: string) =>
+    (await expect<SubscriptionPage>(h, me, 200, "GET", `/v1/webhooks${query}`)).data;
+  const filters = (f: unknown) => `filters=${encodeURIComponent(JSON.stringify(f))}`;
+
+  await t.step("limit and offset page, totalCount counts them all", async () => {
+    const shown = subs.map(({ secret: _secret, ...rest }) => rest);
+    assertEquals(await list("?limit=2"), { items: shown.slice(0, 2), totalCount: 3 });
+    assertEquals((await list("?limit=2&offset=2")).items.map((s) => s.id), ids.slice(2));
+    assertEquals(await list("?limit=0"), { items: [], totalCount: 3 });
+    assertEquals((await list("?limit=100000")).items.length, 3);
+  });
+  await t.step("sortField and sortDirection, ties broken by id", async () => {
+    assertEquals((await list("?sortDirection=desc")).items.map((s) => s.id), [...ids].reverse());
+    assertEquals((await list("?sortField=url")).items.map((s) => s.url), [
+      `${PUBLIC}/a`,
+      `${PUBLIC}/b`,
+      `${PUBLIC}/c`,
+    ]);
+    assertEquals(
+      (await list("?sortField=event&sortDirection=desc")).items.map((s) => s.id),
+      [ids[1], ids[2], ids[0]],
+    );
+  });
+  await t.step("event and filters narrow the page and the count", async () => {
+    assertEquals((await list("?event=quote.created")).items.map((s) => s.id), [ids[0], ids[2]]);
+    const byUrl = await list(`?${filters([{ field: "url", op: "contains", value: "/b" }])}`);
+    assertEquals([byUrl.items.map((s) => s.id), byUrl.totalCount], [[ids[2]], 1]);
+    await revokeCredential(h.sql, me.credentialId);
+    assertEquals(
+      (await list(`?${filters([{ field: "active", op: "eq", value: true }])}`)).totalCount,
+      0,
+    );
+    assertEquals(
+      (await list(`?${filters([{ field: "active", op: "eq", value: false }])}`)).totalCount,
+      3,
+    );
+  });
+  await t.step("a bad query is a 400 naming the parameter", async () => {
+    const bad: [string, string][] = [
+      ["?limit=-1", "limit"],
+      ["?offset=x", "offset"],
+      ["?sortField=secret", "sortField"],
+      ["?sortDirection=sideways", "sortDirection"],
+      ["?filters=[", "filters"],
+      [`?${filters([{ field: "secret", op: "eq", value: "x" }])}`, "filters.0.field"],
+      ["?page=1", "page"],
+    ];
+    for (const [query, path] of bad) {
+      assertValidationError(await call(h, me, "GET", `/v1/webhooks${query}`), path);
+    }
+  });
+});
+
+Deno.test("PATCH /v1/webhooks/{id} moves a subscription to another URL and keeps its secret", async (t) => {
+  await using h = await harness({ WEBHOOK_ALLOW_PRIVATE_TARGETS: false });
+  const me = newCaller();
+  const sub = await subscribeTo(h, me, `${PUBLIC}/old`);
+  const { deliveryId } = await recordFor(h, me, sub.id);
+  const path = `/v1/webhooks/${sub.id}`;
+
+  await t.step(
+    "the URL changes, normalised; secret, history and queued deliveries stay",
+    async () => {
+      const res = await expect<Subscription>(h, me, 200, "PATCH", path, {
+        url: `${PUBLIC.toUpperCase()}/new#fragment`,
+      });
+      const { secret: _secret, ...shown } = sub;
+      assertEquals(res.data, { ...shown, url: `${PUBLIC}/new` });
+      assertEquals(JSON.stringify(res).includes("whsec_"), false, "the secret is not shown again");
+      const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
+      assertEquals(await signingSecrets(h.sql, box, sub.id), [sub.secret]);
+      const [queued] = await h.sql<{ url: string }[]>`
+      SELECT s.url FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+      WHERE d.id = ${deliveryId}`;
+      assertEquals(queued?.url, `${PUBLIC}/new`, "the queued delivery goes to the new URL");
+    },
+  );
+  await t.step("a URL this credential already uses for the event is 409", async () => {
+    const twin = await subscribeTo(h, me, `${PUBLIC}/twin`);
+    const res = await call(h, me, "PATCH", path, { url: `${PUBLIC}/twin` });
+    assertEquals(res.status, 409, JSON.stringify(res.body));
+    assertEquals(res.body.error, "conflict");
+    assert(res.body.message.includes(twin.id));
+    assertEquals((await expect<Subscription>(h, me, 200, "GET", path)).data.url, `${PUBLIC}/new`);
+  });
+  await t.step("refused: private targets, bad bodies, unknown or foreign ids", async () => {
+    assertValidationError(await call(h, me, "PATCH", path, { url: "http://127.0.0.1/x" }), "url");
+    assertValidationError(await call(h, me, "PATCH", path, { url: "ftp://93.184.216.34/" }), "url");
+    assertValidationError(await call(h, me, "PATCH", path, {}), "url");
+    assertValidationError(
+      await call(h, me, "PATCH", path, { url: `${PUBLIC}/x`, event: "quote.updated" }),
+      "event",
+    );
+    assertValidationError(await call(h, me, "PATCH", `${path}?x=1`, { url: `${PUBLIC}/x` }), "x");
+    assertValidationError(
+      await call(h, me, "PATCH", "/v1/webhooks/nope", { url: `${PUBLIC}/x` }),
+      "webhookId",
+    );
+    const unknown = await call(h, me, "PATCH", `/v1/webhooks/${crypto.randomUUID()}`, {
+      url: `${PUBLIC}/x`,
+    });
+    assertEquals([unknown.status, unknown.body.error], [404, "not_found"]);
+    const colleague = newCaller(me.organizationId);
+    const foreign = await call(h, colleague, "PATCH", path, { url: `${PUBLIC}/x` });
+    assertEquals(foreign.status, 404);
+    assertEquals((await expect<Subscription>(h, me, 200, "GET", path)).data.url, `${PUBLIC}/new`);
+  });
+});
+
+Deno.test("a URL within 2048 characters as typed but longer once percent-encoded is 400", async () => {
+  await using h = await harness();
+  const me = newCaller();
+  const url = `${PUBLIC}/${"é".repeat(1000)}`;
+  assert(url.length <= 2048);
+  const res = await call(h, me, "POST", "/v1/webhooks", { url, event: "quote.created" });
+  assertValidationError(res, "url");
+  assert.match(res.body.message, /once percent-encoded/);
+  assertEquals(await count(h, "subscriptions"), 0);
+});
+
+Deno.test("every webhook route refuses unknown query parameters, and checks them before lookups", async () => {
+  await using h = await harness();
+  const me = newCaller();
+  const sub = await subscribeTo(h, me, `${PUBLIC}/a`);
+  const unknownId = crypto.randomUUID();
+  const cases: [string, string, unknown, string][] = [
+    ["POST", "/v1/webhooks?dryRun=1", { url: `${PUBLIC}/q`, event: "quote.created" }, "dryRun"],
+    ["DELETE", `/v1/webhooks/${sub.id}?force=1`, undefined, "force"],
+    ["GET", `/v1/webhooks/${sub.id}?expand=secret`, undefined, "expand"],
+    ["POST", `/v1/webhooks/${sub.id}/rotate-secret?now=1`, undefined, "now"],
+    // On an unknown subscription the bad query still comes first: 400, not 404.
+    ["GET", `/v1/webhooks/${unknownId}/deliveries?limit=abc`, undefined, "limit"],
+    ["POST", `/v1/webhooks/${unknownId}/deliveries/${unknownId}/retry?x=1`, undefined, "x"],
+  ];
+  for (const [method, path, body, param] of cases) {
+    assertValidationError(await call(h, me, method, path, body), param);
+  }
+  assertEquals(await count(h, "subscriptions"), 1, "the refused POST stored nothing");
+  await expect(h, me, 200, "GET", `/v1/webhooks/${sub.id}`);
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DateTime, NonNegativeIntParam, Uuid } from "./common.ts";
+import { DateTime, NonNegativeIntParam, SortDirection, Uuid } from "./common.ts";
 
 export const WEBHOOK_URL_MAX = 2048;
 
@@ -11,6 +11,11 @@ export const CreateWebhookBody = z.strictObject({
   event: z.string().min(1, "Must not be empty").max(100, "Must be at most 100 characters"),
 }).meta({ id: "CreateWebhookBody" });
 export type CreateWebhookBody = z.infer<typeof CreateWebhookBody>;
+
+export const UpdateWebhookBody = z.strictObject({
+  url: CreateWebhookBody.shape.url,
+}).meta({ id: "UpdateWebhookBody" });
+export type UpdateWebhookBody = z.infer<typeof UpdateWebhookBody>;
 
 export const WebhookSubscription = z.object({
   id: Uuid,
@@ -62,11 +67,36 @@ export const WebhookDelivery = z.object({
 }).meta({ id: "WebhookDelivery" });
 export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
+const FiltersParam = z.string().max(20_000, "Must be at most 20000 characters").optional();
+
+export const WEBHOOK_SORT_FIELDS = ["createdAt", "event", "url"] as const;
+
+export const ListWebhooksQuery = z.strictObject({
+  limit: NonNegativeIntParam.optional(),
+  offset: NonNegativeIntParam.optional(),
+  event: z.string().max(100, "Must be at most 100 characters").optional(),
+  sortField: z.enum(WEBHOOK_SORT_FIELDS, {
+    error: `Must be one of ${WEBHOOK_SORT_FIELDS.join(", ")}`,
+  }).optional(),
+  sortDirection: SortDirection.optional(),
+  filters: FiltersParam,
+});
+export type ListWebhooksQuery = z.infer<typeof ListWebhooksQuery>;
+
+export const DELIVERY_SORT_FIELDS = ["createdAt"] as const;
+
 export const ListDeliveriesQuery = z.strictObject({
   limit: NonNegativeIntParam.optional(),
   offset: NonNegativeIntParam.optional(),
   status: DeliveryStatus.optional(),
+  sortField: z.enum(DELIVERY_SORT_FIELDS, {
+    error: `Must be one of ${DELIVERY_SORT_FIELDS.join(", ")}`,
+  }).optional(),
+  /** Newest first unless asked otherwise. */
+  sortDirection: SortDirection.optional(),
+  filters: FiltersParam,
 });
+export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
 
 export const EventCatalogue = z.object({
   events: z.array(z.string()),
@@ -90,7 +120,7 @@ export const EventLogQuery = z.strictObject({
 
 export const EventLogPage = z.object({
   items: z.array(EventLogEntry),
-  /** Pass as `after` to continue; null when the page is empty. */
+  /** Pass as `after` to continue: the last event of this page, else the `after` given (null if none). */
   lastEventId: Uuid.nullable(),
   hasMore: z.boolean(),
 }).meta({ id: "EventLogPage" });

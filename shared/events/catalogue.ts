@@ -8,7 +8,7 @@ import {
   QuoteVariant,
   TaxRate,
 } from "../contracts/quote_items.ts";
-import type { Scope } from "../scopes.ts";
+import { ALL_SCOPES, type Scope } from "../scopes.ts";
 import { topicOf } from "./bus.ts";
 
 /**
@@ -45,6 +45,12 @@ const DecorationDeleted = z.object({ id: Uuid, quoteGroupId: Uuid }).meta({
 const ApiKeyRevoked = z.object({ id: Uuid, organizationId: Uuid }).meta({
   id: "ApiKeyRevokedData",
 });
+const PartnerGrantUpdated = z.object({
+  appId: Uuid,
+  organizationId: Uuid,
+  /** What the app may now do for the organisation: the app's scopes ∩ the grant's. */
+  scopes: z.array(z.enum(ALL_SCOPES)),
+}).meta({ id: "PartnerGrantUpdatedData" });
 
 const quotes = (
   type: string,
@@ -85,6 +91,14 @@ export const EVENT_DEFINITIONS: readonly EventDefinition[] = [
     readScope: null,
     summary: "A tenant key was revoked; its webhook subscriptions stop delivering",
     data: ApiKeyRevoked,
+  },
+  {
+    type: "partner_grant.updated",
+    service: "gateway",
+    readScope: null,
+    summary: "An organisation's grant to a partner app was recorded or replaced; the webhooks " +
+      "service narrows (or resumes) the app's subscriptions to match",
+    data: PartnerGrantUpdated,
   },
 ];
 

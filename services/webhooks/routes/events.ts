@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { EventLogQuery, NoQuery } from "@printshop/shared/contracts";
-import { ok, readQuery, validationError } from "@printshop/shared/http";
+import { type ApiError, ok, readQuery, validationError } from "@printshop/shared/http";
 import {
   EVENT_CATALOGUE_NOTE,
   EVENT_DEFINITIONS,
@@ -8,8 +8,25 @@ import {
 } from "@printshop/shared/events";
 import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { Sql } from "@printshop/shared/db";
-import { readEventLog } from "../store/events.ts";
+import { uuidv7Time } from "@printshop/shared/ids";
+import { EVENT_RETENTION_DAYS, readEventLog } from "../store/events.ts";
 import { withoutCosts } from "../domain/payload.ts";
+
+/**
+ * An `after` the log does not hold. Event ids carry their time, so one that has aged out of the
+ * log gets its own answer: the integrator has to reconcile from the resources themselves.
+ */
+function unknownAnchor(after: string): ApiError {
+  const time = uuidv7Time(after);
+  if (time !== null && time < Date.now() - EVENT_RETENTION_DAYS * 86_400_000) {
+    return validationError(
+      "after",
+      `Event "${after}" is older than the ${EVENT_RETENTION_DAYS} days the log keeps; ` +
+        "read the current state from the resources, then page the log from its start",
+    );
+  }
+  return validationError("after", `Event "${after}" is not in this organisation's log`);
+}
 
 /** The event catalogue and the per-organisation event log. */
 export function eventRoutes(deps: { sql: Sql; pageSizeMax: number }): Hono<ServiceEnv> {
@@ -32,9 +49,7 @@ export function eventRoutes(deps: { sql: Sql; pageSizeMax: number }): Hono<Servi
       limit,
       types,
     });
-    if (!page) {
-      throw validationError("after", `Event "${query.after}" is not in this organisation's log`);
-    }
+    if (!page) throw unknownAnchor(query.after!);
     const costs = canSeeCosts(c);
     const items = page.events.map((e) => (costs ? e : { ...e, data: withoutCosts(e.data) }));
     return ok(c, {

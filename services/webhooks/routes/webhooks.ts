@@ -1,5 +1,12 @@
 import { Hono } from "hono";
-import { CreateWebhookBody, ListDeliveriesQuery, NoQuery } from "@printshop/shared/contracts";
+import {
+  CreateWebhookBody,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  NoQuery,
+  UpdateWebhookBody,
+  WEBHOOK_URL_MAX,
+} from "@printshop/shared/contracts";
 import {
   ApiError,
   conflict,
@@ -27,6 +34,7 @@ import {
   rotateSecret,
   subscribe,
   unsubscribe,
+  updateSubscriptionUrl,
 } from "../store/subscriptions.ts";
 import { claimFailedDelivery, findDelivery, listDeliveries } from "../store/deliveries.ts";
 import { deliverOnce, type DispatchDeps, leaseMs } from "../dispatch.ts";
@@ -39,10 +47,21 @@ export interface WebhookRoutesDeps {
   pageSizeMax: number;
 }
 
-/** The URL as it will be requested: canonical spelling, no fragment (never sent anyway). */
-function normaliseTarget(url: string): string {
+/**
+ * The URL as it will be requested: canonical spelling, no fragment (never sent anyway). Checked
+ * for reach (SSRF guard) and, once percent-encoded, for length again.
+ */
+async function checkedTarget(url: string, allowPrivateTargets: boolean): Promise<string> {
+  const problem = await checkTargetUrl(url, allowPrivateTargets);
+  if (problem) throw validationError("url", problem);
   const parsed = new URL(url);
   parsed.hash = "";
+  if (parsed.href.length > WEBHOOK_URL_MAX) {
+    throw validationError(
+      "url",
+      `Must be at most ${WEBHOOK_URL_MAX} characters once percent-encoded (${parsed.href.length})`,
+    );
+  }
   return parsed.href;
 }
 
@@ -69,11 +88,13 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
   };
 
   app.get("/v1/webhooks", async (c) => {
-    readQuery(c, NoQuery);
-    return ok(c, await listSubscriptions(sql, ownerOf(c)));
+    const query = readQuery(c, ListWebhooksQuery);
+    const limit = Math.min(query.limit ?? deps.pageSizeMax, deps.pageSizeMax);
+    return ok(c, await listSubscriptions(sql, ownerOf(c), query, limit));
   });
 
   app.post("/v1/webhooks", async (c) => {
+    readQuery(c, NoQuery);
     const input = await readBody(c, CreateWebhookBody);
     const definition = eventDefinition(input.event);
     if (!definition?.readScope) {
@@ -88,12 +109,10 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
         `Subscribing to "${input.event}" needs scope "${definition.readScope}"`,
       );
     }
-    const problem = await checkTargetUrl(input.url, deps.allowPrivateTargets);
-    if (problem) throw validationError("url", problem);
     const result = await subscribe(sql, await deps.box(), ownerOf(c), {
       event: input.event,
       // The normalised form, so the same target spelled differently is the same subscription.
-      url: normaliseTarget(input.url),
+      url: await checkedTarget(input.url, deps.allowPrivateTargets),
       includesCosts: canSeeCosts(c),
     });
     return result.created
@@ -108,8 +127,26 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
     return ok(c, await requireSubscription(c));
   });
 
+  app.patch("/v1/webhooks/:webhookId", async (c) => {
+    const id = readUuidParam(c, "webhookId");
+    readQuery(c, NoQuery);
+    const input = await readBody(c, UpdateWebhookBody);
+    const url = await checkedTarget(input.url, deps.allowPrivateTargets);
+    const result = await updateSubscriptionUrl(sql, ownerOf(c), id, url);
+    if (result.outcome === "not_found") throw notFound("Webhook", id);
+    if (result.outcome === "duplicate") {
+      throw conflict(
+        `Webhook "${result.existingId}" already sends this event to that URL; delete one of the two`,
+      );
+    }
+    return ok(c, result.subscription, {
+      message: "URL changed; the secret and delivery history stay, queued deliveries follow",
+    });
+  });
+
   app.delete("/v1/webhooks/:webhookId", async (c) => {
     const id = readUuidParam(c, "webhookId");
+    readQuery(c, NoQuery);
     const deleted = await unsubscribe(sql, ownerOf(c), id);
     return ok(c, { id }, {
       message: deleted ? "Unsubscribed" : "No such subscription; nothing to do",
@@ -127,22 +164,18 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
   });
 
   app.get("/v1/webhooks/:webhookId/deliveries", async (c) => {
-    const subscription = await requireSubscription(c);
+    readUuidParam(c, "webhookId");
     const query = readQuery(c, ListDeliveriesQuery);
-    return ok(
-      c,
-      await listDeliveries(sql, subscription.id, {
-        limit: Math.min(query.limit ?? deps.pageSizeMax, deps.pageSizeMax),
-        offset: query.offset ?? 0,
-        status: query.status,
-      }),
-    );
+    const subscription = await requireSubscription(c);
+    const limit = Math.min(query.limit ?? deps.pageSizeMax, deps.pageSizeMax);
+    return ok(c, await listDeliveries(sql, subscription.id, query, limit));
   });
 
   app.post("/v1/webhooks/:webhookId/deliveries/:deliveryId/retry", async (c) => {
-    const subscription = await requireSubscription(c);
+    readUuidParam(c, "webhookId");
     const deliveryId = readUuidParam(c, "deliveryId");
     readQuery(c, NoQuery);
+    const subscription = await requireSubscription(c);
     const dispatch = await deps.dispatch();
     const claim = await claimFailedDelivery(
       sql,
@@ -151,19 +184,21 @@ export function webhookRoutes(deps: WebhookRoutesDeps): Hono<ServiceEnv> {
       leaseMs(dispatch.timeoutMs),
     );
     if (claim.outcome === "not_found") throw notFound("Delivery", deliveryId);
+    if (claim.outcome === "inactive") {
+      throw conflict(`Delivery "${deliveryId}" cannot be replayed: ${claim.reason}`);
+    }
     if (claim.outcome === "not_failed") {
       throw conflict(
-        claim.status === "revoked"
-          ? `Delivery "${deliveryId}" cannot be replayed: the subscribing credential is revoked`
-          : `Delivery "${deliveryId}" is ${claim.status}; only a failed delivery can be replayed`,
+        `Delivery "${deliveryId}" is ${claim.status}; only a failed delivery can be replayed`,
       );
     }
     await deliverOnce(dispatch, claim.delivery, "manual");
     const delivery = await findDelivery(sql, subscription.id, deliveryId);
+    const delivered = delivery?.status === "succeeded";
+    // The envelope's status is the replay's own outcome (spec 2.1): false when it failed again.
     return ok(c, delivery, {
-      message: delivery?.status === "succeeded"
-        ? "Delivered"
-        : "Replayed; the endpoint failed again",
+      message: delivered ? "Delivered" : "Replayed; the endpoint failed again",
+      result: delivered,
     });
   });
 

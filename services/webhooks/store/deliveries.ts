@@ -1,5 +1,10 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
-import type { WebhookDelivery } from "@printshop/shared/contracts";
+import {
+  DELIVERY_STATUSES,
+  type ListDeliveriesQuery,
+  type WebhookDelivery,
+} from "@printshop/shared/contracts";
+import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
 import { nextAttemptDelay } from "../domain/retry_schedule.ts";
 import type { DeliveredEvent } from "../domain/payload.ts";
 
@@ -50,7 +55,7 @@ export async function claimDueDeliveries(
     WITH due AS (
       SELECT d.id FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
-        AND s.credential_revoked_at IS NULL
+        AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
       ORDER BY d.next_attempt_at
       LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
@@ -60,7 +65,7 @@ export async function claimDueDeliveries(
         next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
     FROM due, subscriptions s, events e
     WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
-      AND s.credential_revoked_at IS NULL
+      AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
     RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
               e.type, e.occurred_at, e.data`;
   return rows.map(toClaimed);
@@ -69,7 +74,9 @@ export async function claimDueDeliveries(
 export type ManualClaim =
   | { outcome: "claimed"; delivery: ClaimedDelivery }
   | { outcome: "not_found" }
-  | { outcome: "not_failed"; status: string };
+  | { outcome: "not_failed"; status: string }
+  /** The subscription is inactive: why, in words an integrator can act on. */
+  | { outcome: "inactive"; reason: string };
 
 /** Claims one failed delivery of a subscription for a replay requested by the integrator. */
 export async function claimFailedDelivery(
@@ -79,15 +86,23 @@ export async function claimFailedDelivery(
   leaseMs: number,
 ): Promise<ManualClaim> {
   return await sql.begin(async (tx) => {
-    const [current] = await tx<{ status: string; revoked: boolean }[]>`
-      SELECT d.status, s.credential_revoked_at IS NOT NULL AS revoked
+    const [current] = await tx<{ status: string; revoked: boolean; withdrawn: boolean }[]>`
+      SELECT d.status, s.credential_revoked_at IS NOT NULL AS revoked,
+             s.scope_withdrawn_at IS NOT NULL AS withdrawn
       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}
       FOR UPDATE OF d`;
     if (!current) return { outcome: "not_found" };
-    if (current.status !== "failed" || current.revoked) {
-      return { outcome: "not_failed", status: current.revoked ? "revoked" : current.status };
+    if (current.revoked) {
+      return { outcome: "inactive", reason: "the subscribing credential is revoked" };
     }
+    if (current.withdrawn) {
+      return {
+        outcome: "inactive",
+        reason: "the partner app's grant no longer gives the read scope of this event",
+      };
+    }
+    if (current.status !== "failed") return { outcome: "not_failed", status: current.status };
     const [row] = await tx<ClaimedRow[]>`
       UPDATE deliveries d
       SET status = 'retrying', attempt_count = d.attempt_count + 1,
@@ -199,22 +214,41 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   attempts: row.attempts,
 });
 
-/** A subscription's deliveries, newest first, each with its attempts (never a response body). */
+/** What `filters` may name on the delivery history, and the column behind each. */
+export const DELIVERY_FILTER_FIELDS: FilterFields = {
+  status: { column: "d.status", type: "enum", values: DELIVERY_STATUSES },
+  eventType: { column: "e.type", type: "text" },
+  eventId: { column: "d.event_id", type: "uuid" },
+  createdAt: { column: "d.created_at", type: "datetime" },
+  lastHttpStatus: { column: "d.last_http_status", type: "number" },
+};
+
+/**
+ * A subscription's deliveries, newest first unless asked otherwise, each with its attempts
+ * (never a response body).
+ */
 export async function listDeliveries(
   sql: Queryable,
   subscriptionId: string,
-  options: { limit: number; offset: number; status?: WebhookDelivery["status"] | undefined },
+  query: ListDeliveriesQuery,
+  limit: number,
 ): Promise<{ items: WebhookDelivery[]; totalCount: number }> {
-  const status = options.status ? sql`AND d.status = ${options.status}` : sql``;
-  const [count] = await sql<{ n: string }[]>`
-    SELECT count(*) AS n FROM deliveries d
-    WHERE d.subscription_id = ${subscriptionId} ${status}`;
-  const rows = await sql<DeliveryRow[]>`
+  const conditions = [sql`d.subscription_id = ${subscriptionId}`];
+  if (query.status) conditions.push(sql`d.status = ${query.status}`);
+  conditions.push(
+    ...compileFilters(sql, parseFiltersParam(query.filters), DELIVERY_FILTER_FIELDS),
+  );
+  const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
+  const direction = sql.unsafe(query.sortDirection === "asc" ? "ASC" : "DESC");
+  const [count] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM deliveries d JOIN events e ON e.id = d.event_id
+    WHERE ${where}`;
+  const rows = limit === 0 ? [] : await sql<DeliveryRow[]>`
     ${DELIVERY_SELECT(sql)}
-    WHERE d.subscription_id = ${subscriptionId} ${status}
-    ORDER BY d.created_at DESC, d.id DESC
-    LIMIT ${options.limit} OFFSET ${options.offset}`;
-  return { items: rows.map(toDelivery), totalCount: Number(count?.n ?? 0) };
+    WHERE ${where}
+    ORDER BY d.created_at ${direction}, d.id ${direction}
+    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
+  return { items: rows.map(toDelivery), totalCount: count!.n };
 }
 
 export async function findDelivery(

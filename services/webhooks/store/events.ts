@@ -45,6 +45,7 @@ export async function recordEvents(
       FROM events e
       JOIN subscriptions s ON s.organization_id = e.organization_id AND s.event_type = e.type
       WHERE e.id = ANY(${recorded.map((r) => r.id)}) AND s.credential_revoked_at IS NULL
+        AND s.scope_withdrawn_at IS NULL
       ORDER BY e.seq
       ON CONFLICT (subscription_id, event_id) DO NOTHING
       RETURNING id`;

@@ -1,10 +1,19 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
 import type { CredentialKind } from "@printshop/shared/internal-context";
-import type { WebhookSubscription } from "@printshop/shared/contracts";
+import { EVENT_DEFINITIONS } from "@printshop/shared/events";
+import { COSTS_READ } from "@printshop/shared/scopes";
+import type {
+  ListWebhooksQuery,
+  WEBHOOK_SORT_FIELDS,
+  WebhookSubscription,
+} from "@printshop/shared/contracts";
+import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
 import { EVENT_LOG_LOCK } from "./events.ts";
+
+type WebhookSortField = typeof WEBHOOK_SORT_FIELDS[number];
 
 /** Who owns a subscription: the credential that made it, within one organisation. */
 export interface Owner {
@@ -24,10 +33,11 @@ interface SubscriptionRow {
   created_at: Date;
   secret_rotated_at: Date | null;
   credential_revoked_at: Date | null;
+  scope_withdrawn_at: Date | null;
 }
 
 const COLUMNS = "id, event_type, url, includes_costs, created_at, secret_rotated_at, " +
-  "credential_revoked_at";
+  "credential_revoked_at, scope_withdrawn_at";
 
 function toSubscription(row: SubscriptionRow): WebhookSubscription {
   return {
@@ -35,22 +45,56 @@ function toSubscription(row: SubscriptionRow): WebhookSubscription {
     event: row.event_type,
     url: row.url,
     includesCosts: row.includes_costs,
-    active: row.credential_revoked_at === null,
+    active: row.credential_revoked_at === null && row.scope_withdrawn_at === null,
     createdAt: row.created_at.toISOString(),
     secretRotatedAt: row.secret_rotated_at?.toISOString() ?? null,
   };
 }
 
+/** What `filters` may name on the subscription list, and the column behind each. */
+export const SUBSCRIPTION_FILTER_FIELDS: FilterFields = {
+  event: { column: "event_type", type: "text" },
+  url: { column: "url", type: "text" },
+  includesCosts: { column: "includes_costs", type: "boolean" },
+  active: {
+    column: "(credential_revoked_at IS NULL AND scope_withdrawn_at IS NULL)",
+    type: "boolean",
+  },
+  createdAt: { column: "created_at", type: "datetime" },
+};
+
+const SUBSCRIPTION_SORT_COLUMNS: Record<WebhookSortField, string> = {
+  createdAt: "created_at",
+  event: "event_type",
+  url: "url",
+};
+
+/** One page of the owner's subscriptions; oldest first unless a sort is asked for. */
 export async function listSubscriptions(
   sql: Queryable,
   owner: Owner,
-): Promise<WebhookSubscription[]> {
-  const rows = await sql<SubscriptionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions
-    WHERE organization_id = ${owner.organizationId}
-      AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
-    ORDER BY created_at, id`;
-  return rows.map(toSubscription);
+  query: ListWebhooksQuery,
+  limit: number,
+): Promise<{ items: WebhookSubscription[]; totalCount: number }> {
+  const conditions = [
+    sql`organization_id = ${owner.organizationId}`,
+    sql`credential_kind = ${owner.credentialKind}`,
+    sql`credential_id = ${owner.credentialId}`,
+  ];
+  if (query.event !== undefined) conditions.push(sql`event_type = ${query.event}`);
+  conditions.push(
+    ...compileFilters(sql, parseFiltersParam(query.filters), SUBSCRIPTION_FILTER_FIELDS),
+  );
+  const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
+  const column = sql.unsafe(SUBSCRIPTION_SORT_COLUMNS[query.sortField ?? "createdAt"]);
+  const direction = sql.unsafe(query.sortDirection === "desc" ? "DESC" : "ASC");
+  const [count] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM subscriptions WHERE ${where}`;
+  const rows = limit === 0 ? [] : await sql<SubscriptionRow[]>`
+    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions WHERE ${where}
+    ORDER BY ${column} ${direction}, id ${direction}
+    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
+  return { items: rows.map(toSubscription), totalCount: count!.n };
 }
 
 export async function findSubscription(
@@ -116,6 +160,42 @@ export async function subscribe(
     const winner = await findByTarget(sql, owner, input.event, input.url);
     if (!winner) throw error;
     return { created: false, subscription: winner };
+  }
+}
+
+export type UpdateUrlResult =
+  | { outcome: "updated"; subscription: WebhookSubscription }
+  | { outcome: "not_found" }
+  | { outcome: "duplicate"; existingId: string };
+
+/**
+ * Points a subscription at another URL. Its secrets and history stay, and deliveries still
+ * queued go to the new URL. The owner may not end up with two subscriptions for one event and URL.
+ */
+export async function updateSubscriptionUrl(
+  sql: Queryable,
+  owner: Owner,
+  id: string,
+  url: string,
+): Promise<UpdateUrlResult> {
+  try {
+    const [row] = await sql<SubscriptionRow[]>`
+      UPDATE subscriptions SET url = ${url}
+      WHERE id = ${id} AND organization_id = ${owner.organizationId}
+        AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
+      RETURNING ${sql.unsafe(COLUMNS)}`;
+    return row
+      ? { outcome: "updated", subscription: toSubscription(row) }
+      : { outcome: "not_found" };
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const [other] = await sql<{ id: string }[]>`
+      SELECT s.id FROM subscriptions s JOIN subscriptions mine ON mine.id = ${id}
+      WHERE s.organization_id = mine.organization_id AND s.credential_kind = mine.credential_kind
+        AND s.credential_id = mine.credential_id AND s.event_type = mine.event_type
+        AND s.url = ${url}`;
+    if (!other) throw error;
+    return { outcome: "duplicate", existingId: other.id };
   }
 }
 
@@ -197,5 +277,102 @@ export async function revokeCredential(sql: Sql, apiKeyId: string): Promise<numb
           AND status IN ('pending', 'retrying')`;
     }
     return stopped.length;
+  });
+}
+
+/** A partner app's rights in one organisation, as `partner_grant.updated` carries them. */
+export interface PartnerGrantUpdate {
+  /** The event's id and time: updates apply in the order the gateway published them. */
+  eventId: string;
+  occurredAt: string;
+  appId: string;
+  organizationId: string;
+  /** What the app may now do for the organisation: its own scopes ∩ the grant's. */
+  scopes: readonly string[];
+}
+
+export interface PartnerGrantOutcome {
+  /** False when a newer update for the same app and organisation was applied already. */
+  applied: boolean;
+  /** Subscriptions stopped now because their event area's read scope is gone. */
+  withdrawn: number;
+  /** Subscriptions that had been stopped and resume, the read scope being back. */
+  resumed: number;
+  /** Subscriptions that stop receiving cost fields now. */
+  costsDropped: number;
+}
+
+/**
+ * Keeps a partner app's subscriptions in one organisation within what its grant there allows
+ * now: a subscription whose event area's read scope is gone stops (`active: false`) and what was
+ * still queued for it fails; one whose read scope is back resumes for new events (its failed
+ * deliveries stay failed); without costs.read, cost fields are left out from now on, also of
+ * deliveries already queued. It takes the lock `recordEvents` holds, so no delivery can be
+ * queued by the old rights once this commits. An update older than one already applied (a
+ * redelivery, or an event released from the gateway's outbox quarantine) changes nothing.
+ */
+export async function applyPartnerGrant(
+  sql: Sql,
+  update: PartnerGrantUpdate,
+): Promise<PartnerGrantOutcome> {
+  const areas = EVENT_DEFINITIONS.flatMap((d) =>
+    d.readScope === null ? [] : [{ type: d.type, readScope: d.readScope }]
+  );
+  const types = areas.map((a) => a.type);
+  const reads = areas.map((a) => a.readScope);
+  const scopes = [...update.scopes];
+  const { organizationId, appId } = update;
+  return await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
+    const newest = await tx`
+      INSERT INTO partner_grant_versions AS v (organization_id, app_id, occurred_at, event_id)
+      VALUES (${organizationId}, ${appId}, ${update.occurredAt}, ${update.eventId})
+      ON CONFLICT (organization_id, app_id) DO UPDATE
+        SET occurred_at = excluded.occurred_at, event_id = excluded.event_id
+        WHERE (v.occurred_at, v.event_id) < (excluded.occurred_at, excluded.event_id)
+      RETURNING event_id`;
+    if (newest.length === 0) {
+      return { applied: false, withdrawn: 0, resumed: 0, costsDropped: 0 };
+    }
+    // Each event area's read scope, from the catalogue.
+    const area = () =>
+      tx`SELECT * FROM unnest(${types}::text[], ${reads}::text[]) AS a(event_type, read_scope)`;
+    const withdrawn = await tx<{ id: string }[]>`
+      UPDATE subscriptions s SET scope_withdrawn_at = now()
+      FROM (${area()}) a
+      WHERE s.organization_id = ${organizationId} AND s.credential_kind = 'partner'
+        AND s.credential_id = ${appId} AND a.event_type = s.event_type
+        AND NOT (a.read_scope = ANY(${scopes}::text[])) AND s.scope_withdrawn_at IS NULL
+      RETURNING s.id`;
+    if (withdrawn.length > 0) {
+      await tx`
+        UPDATE deliveries d
+        SET status = 'failed', next_attempt_at = NULL,
+            last_failure_reason = 'scope withdrawn: ' || a.read_scope
+        FROM subscriptions s JOIN (${area()}) a ON a.event_type = s.event_type
+        WHERE d.subscription_id = s.id AND s.id = ANY(${withdrawn.map((w) => w.id)}::uuid[])
+          AND d.status IN ('pending', 'retrying')`;
+    }
+    const resumed = await tx<{ id: string }[]>`
+      UPDATE subscriptions s SET scope_withdrawn_at = NULL
+      FROM (${area()}) a
+      WHERE s.organization_id = ${organizationId} AND s.credential_kind = 'partner'
+        AND s.credential_id = ${appId} AND a.event_type = s.event_type
+        AND a.read_scope = ANY(${scopes}::text[]) AND s.scope_withdrawn_at IS NOT NULL
+      RETURNING s.id`;
+    const costsDropped = scopes.includes(COSTS_READ) ? [] : await tx<{ id: string }[]>`
+      -- Only ever switched off, never back on by a wider grant: leaving cost fields out is the
+      -- safe direction, and a grant regaining costs.read does not say this subscriber should get
+      -- them again. Deleting the subscription and subscribing again with costs.read restores them.
+      UPDATE subscriptions SET includes_costs = false
+      WHERE organization_id = ${organizationId} AND credential_kind = 'partner'
+        AND credential_id = ${appId} AND includes_costs
+      RETURNING id`;
+    return {
+      applied: true,
+      withdrawn: withdrawn.length,
+      resumed: resumed.length,
+      costsDropped: costsDropped.length,
+    };
   });
 }

@@ -1,0 +1,302 @@
+/**
+ * A partner app's subscriptions follow the organisation's grant (`applyPartnerGrant`): losing an
+ * area's read scope stops them and fails what was queued, regaining it resumes them, losing
+ * costs.read leaves cost fields out for good, and an older grant arriving late changes nothing.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import type { BusEvent } from "@printshop/shared/events";
+import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { createApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { createSecretBox } from "../delivery/secret_box.ts";
+import { testConfig } from "../test_config.ts";
+import { recordEvents } from "./events.ts";
+import { claimDueDeliveries, claimFailedDelivery } from "./deliveries.ts";
+import {
+  applyPartnerGrant,
+  findSubscription,
+  listSubscriptions,
+  type Owner,
+  type PartnerGrantUpdate,
+  subscribe,
+} from "./subscriptions.ts";
+
+const config = testConfig();
+const LONG_LEASE = 60_000;
+const EVERYTHING = ["quotes.read", "quotes.write", "costs.read", "webhooks.read", "webhooks.write"];
+const WITHOUT_COSTS = EVERYTHING.filter((s) => s !== "costs.read");
+const WITHOUT_QUOTES = EVERYTHING.filter((s) => s !== "quotes.read");
+
+async function harness(): Promise<ServiceHarness<Config>> {
+  return await serviceHarness({
+    service: "webhooks",
+    migrations: new URL("../migrations/", import.meta.url),
+    config,
+    buildApp: createApp,
+  });
+}
+
+const partner = (organizationId: string = crypto.randomUUID()): Owner => ({
+  organizationId,
+  credentialKind: "partner",
+  credentialId: crypto.randomUUID(),
+});
+
+async function subscribed(
+  h: ServiceHarness<Config>,
+  who: Owner,
+  event = "quote.created",
+  includesCosts = true,
+): Promise<string> {
+  const box = await createSecretBox(config.WEBHOOK_SECRETS_KEY);
+  const url = `http://93.184.216.34/${crypto.randomUUID()}`;
+  const result = await subscribe(h.sql, box, who, { event, url, includesCosts });
+  assert(result.created);
+  return result.subscription.id;
+}
+
+function busEvent(organizationId: string, type = "quote.created"): BusEvent {
+  return {
+    id: crypto.randomUUID(),
+    type,
+    organizationId,
+    aggregateId: crypto.randomUUID(),
+    occurredAt: new Date().toISOString(),
+    data: { id: crypto.randomUUID(), buyPrice: "4.00" },
+  };
+}
+
+/** Grant updates for one app and organisation, each later than the one before. */
+function grants(who: Owner): (scopes: readonly string[]) => PartnerGrantUpdate {
+  let at = Date.parse("2030-01-01T00:00:00.000Z");
+  return (scopes) => ({
+    eventId: crypto.randomUUID(),
+    occurredAt: new Date(at += 1_000).toISOString(),
+    appId: who.credentialId,
+    organizationId: who.organizationId,
+    scopes,
+  });
+}
+
+interface DeliveryRow {
+  id: string;
+  status: string;
+  next_attempt_at: Date | null;
+  last_failure_reason: string | null;
+}
+
+async function deliveriesOf(
+  h: ServiceHarness<Config>,
+  subscriptionId: string,
+): Promise<DeliveryRow[]> {
+  return await h.sql<DeliveryRow[]>`
+    SELECT id, status, next_attempt_at, last_failure_reason FROM deliveries
+    WHERE subscription_id = ${subscriptionId} ORDER BY created_at, id`;
+}
+
+const activeOf = async (h: ServiceHarness<Config>, who: Owner, id: string): Promise<boolean> => {
+  const subscription = await findSubscription(h.sql, who, id);
+  assert(subscription, `subscription ${id} exists`);
+  return subscription.active;
+};
+
+Deno.test("applyPartnerGrant() without the read scope stops the app's subscriptions there and fails what was queued", async () => {
+  await using h = await harness();
+  const app = partner();
+  const grant = grants(app);
+  const created = await subscribed(h, app, "quote.created");
+  const variants = await subscribed(h, app, "quote_variant.created");
+  // Not this app's, or not in this organisation: untouched.
+  const tenantKey: Owner = { ...partner(app.organizationId), credentialKind: "tenant_key" };
+  const colleague = await subscribed(h, tenantKey);
+  const sameIdAsTenantKey: Owner = { ...tenantKey, credentialId: app.credentialId };
+  const keyWithAppsId = await subscribed(h, sameIdAsTenantKey);
+  const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
+  const otherOrganisation = await subscribed(h, elsewhere);
+
+  await recordEvents(h.sql, [
+    busEvent(app.organizationId),
+    busEvent(app.organizationId, "quote_variant.created"),
+    busEvent(elsewhere.organizationId),
+  ]);
+  // One was already delivered: history stays as it was.
+  await h.sql`
+    UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL
+    WHERE subscription_id = ${variants}`;
+  // Another is waiting for a retry.
+  await h.sql`UPDATE deliveries SET status = 'retrying' WHERE subscription_id = ${created}`;
+
+  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES)), {
+    applied: true,
+    withdrawn: 2,
+    resumed: 0,
+    costsDropped: 0,
+  });
+  assertEquals(await activeOf(h, app, created), false);
+  assertEquals(await activeOf(h, app, variants), false);
+  // The list's `active` filter agrees with the subscriptions' own `active`.
+  const activeFilter = (value: boolean) => ({
+    filters: JSON.stringify([{ field: "active", op: "eq", value }]),
+  });
+  assertEquals((await listSubscriptions(h.sql, app, activeFilter(true), 100)).totalCount, 0);
+  assertEquals((await listSubscriptions(h.sql, app, activeFilter(false), 100)).totalCount, 2);
+  for (const [who, id] of [[tenantKey, colleague], [sameIdAsTenantKey, keyWithAppsId]] as const) {
+    assertEquals(await activeOf(h, who, id), true);
+  }
+  assertEquals(await activeOf(h, elsewhere, otherOrganisation), true);
+
+  assertEquals(
+    (await deliveriesOf(h, created)).map((
+      d,
+    ) => [d.status, d.next_attempt_at, d.last_failure_reason]),
+    [["failed", null, "scope withdrawn: quotes.read"]],
+  );
+  assertEquals((await deliveriesOf(h, variants)).map((d) => d.status), ["succeeded"]);
+
+  // Nothing new is queued for the stopped subscriptions; the others still get theirs.
+  const after = busEvent(app.organizationId);
+  assertEquals(await recordEvents(h.sql, [after]), { recorded: 1, queued: 2 });
+  assertEquals((await deliveriesOf(h, created)).length, 1);
+  // A delivery still due for a stopped subscription (what a fan-out racing the withdrawal would
+  // leave behind) is never handed out.
+  await h.sql`
+    UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '1 minute'
+    WHERE subscription_id = ${created}`;
+  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  // Two quote.created events for each of the two tenant-key subscriptions, one elsewhere.
+  assertEquals(claimed.length, 5);
+  assert(
+    claimed.every((c) => c.subscriptionId !== created && c.subscriptionId !== variants),
+    JSON.stringify(claimed),
+  );
+
+  // The same grant again withdraws nothing more.
+  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES)), {
+    applied: true,
+    withdrawn: 0,
+    resumed: 0,
+    costsDropped: 0,
+  });
+});
+
+Deno.test("applyPartnerGrant() with the read scope back resumes the subscriptions for new events only", async () => {
+  await using h = await harness();
+  const app = partner();
+  const grant = grants(app);
+  const created = await subscribed(h, app, "quote.created");
+  await recordEvents(h.sql, [busEvent(app.organizationId)]);
+  await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES));
+  const [failed] = await deliveriesOf(h, created);
+  assertEquals(failed?.status, "failed");
+
+  // While withdrawn, a failed delivery cannot be replayed by hand either.
+  const refused = await claimFailedDelivery(h.sql, created, failed!.id, LONG_LEASE);
+  assertEquals(refused, {
+    outcome: "inactive",
+    reason: "the partner app's grant no longer gives the read scope of this event",
+  });
+
+  assertEquals(await applyPartnerGrant(h.sql, grant(EVERYTHING)), {
+    applied: true,
+    withdrawn: 0,
+    resumed: 1,
+    costsDropped: 0,
+  });
+  assertEquals(await activeOf(h, app, created), true);
+  const fresh = busEvent(app.organizationId);
+  assertEquals(await recordEvents(h.sql, [fresh]), { recorded: 1, queued: 1 });
+  const rows = await deliveriesOf(h, created);
+  assertEquals(rows.map((r) => r.status), ["failed", "pending"]);
+  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  assertEquals(claimed.map((c) => c.eventId), [fresh.id]);
+  // The failed one is still failed, and now the integrator may replay it.
+  const replay = await claimFailedDelivery(h.sql, created, failed!.id, LONG_LEASE);
+  assertEquals(replay.outcome, "claimed");
+});
+
+Deno.test("applyPartnerGrant() without costs.read leaves cost fields out from now on, and never turns them back on", async () => {
+  await using h = await harness();
+  const app = partner();
+  const grant = grants(app);
+  const variants = await subscribed(h, app, "quote_variant.created", true);
+  const withoutCosts = await subscribed(h, app, "quote.created", false);
+  const tenantKey: Owner = { ...partner(app.organizationId), credentialKind: "tenant_key" };
+  const colleague = await subscribed(h, tenantKey, "quote_variant.created", true);
+  // Queued while the app still held costs.read.
+  const queued = busEvent(app.organizationId, "quote_variant.created");
+  await recordEvents(h.sql, [queued]);
+
+  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_COSTS)), {
+    applied: true,
+    withdrawn: 0,
+    resumed: 0,
+    costsDropped: 1,
+  });
+  assertEquals((await findSubscription(h.sql, app, variants))?.includesCosts, false);
+  assertEquals((await findSubscription(h.sql, app, variants))?.active, true);
+  assertEquals((await findSubscription(h.sql, app, withoutCosts))?.includesCosts, false);
+  assertEquals((await findSubscription(h.sql, tenantKey, colleague))?.includesCosts, true);
+
+  // The delivery queued before the change goes out without cost fields too.
+  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  const costsBySubscription = new Map(claimed.map((c) => [c.subscriptionId, c.includesCosts]));
+  assertEquals(costsBySubscription.get(variants), false);
+  assertEquals(costsBySubscription.get(colleague), true);
+
+  // Regaining costs.read does not bring cost fields back (re-subscribing does).
+  assertEquals(await applyPartnerGrant(h.sql, grant(EVERYTHING)), {
+    applied: true,
+    withdrawn: 0,
+    resumed: 0,
+    costsDropped: 0,
+  });
+  assertEquals((await findSubscription(h.sql, app, variants))?.includesCosts, false);
+});
+
+Deno.test("applyPartnerGrant() ignores an update older than one already applied, and a repeat", async () => {
+  await using h = await harness();
+  const app = partner();
+  const grant = grants(app);
+  const created = await subscribed(h, app, "quote.created");
+  const wide = grant(EVERYTHING);
+  const narrow = grant(WITHOUT_QUOTES.filter((s) => s !== "costs.read"));
+
+  assertEquals((await applyPartnerGrant(h.sql, narrow)).applied, true);
+  assertEquals(await activeOf(h, app, created), false);
+  // The older, wider grant arrives late (released from quarantine, say): it must not resume.
+  assertEquals(await applyPartnerGrant(h.sql, wide), {
+    applied: false,
+    withdrawn: 0,
+    resumed: 0,
+    costsDropped: 0,
+  });
+  assertEquals(await activeOf(h, app, created), false);
+  // The same event delivered again is ignored too.
+  assertEquals((await applyPartnerGrant(h.sql, narrow)).applied, false);
+
+  // Two updates in the same millisecond apply in the order of their ids, as the relay sends them.
+  const at = "2031-01-01T00:00:00.000Z";
+  const first = {
+    ...grant(EVERYTHING),
+    occurredAt: at,
+    eventId: "01900000-0000-7000-8000-000000000001",
+  };
+  const second = {
+    ...grant(WITHOUT_QUOTES),
+    occurredAt: at,
+    eventId: "01900000-0000-7000-8000-000000000002",
+  };
+  assertEquals((await applyPartnerGrant(h.sql, first)).applied, true);
+  assertEquals(await activeOf(h, app, created), true);
+  assertEquals((await applyPartnerGrant(h.sql, second)).applied, true);
+  assertEquals(await activeOf(h, app, created), false);
+  assertEquals((await applyPartnerGrant(h.sql, first)).applied, false);
+  assertEquals(await activeOf(h, app, created), false);
+
+  // Another organisation's grant to the same app keeps its own order.
+  const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
+  const theirs = await subscribed(h, elsewhere, "quote.created");
+  const old = { ...grants(elsewhere)(WITHOUT_QUOTES), occurredAt: "2020-01-01T00:00:00.000Z" };
+  assertEquals((await applyPartnerGrant(h.sql, old)).applied, true);
+  assertEquals(await activeOf(h, elsewhere, theirs), false);
+});
