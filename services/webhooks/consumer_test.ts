@@ -6,24 +6,9 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { BusEvent, EventBus, EventHandler } from "@printshop/shared/events";
 import { createLogger } from "@printshop/shared/log";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "./app.ts";
-import type { Config } from "./config.ts";
 import { startEventConsumer } from "./consumer.ts";
-import { createSecretBox } from "./delivery/secret_box.ts";
-import { findSubscription, type Owner, subscribe } from "./store/subscriptions.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
-
-async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "webhooks",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
-}
+import { findSubscription, type Owner } from "./store/subscriptions.ts";
+import { busEvent, subscribedId, webhooksHarness } from "./test_fixtures.ts";
 
 /** A bus that hands the test the consumer's handler instead of fetching anything. */
 function standInBus(): { bus: EventBus; handler: () => EventHandler } {
@@ -47,27 +32,18 @@ function standInBus(): { bus: EventBus; handler: () => EventHandler } {
 }
 
 let clock = Date.parse("2030-01-01T00:00:00.000Z");
-
-function busEvent(organizationId: string, type: string, data: unknown): BusEvent {
-  return {
-    id: crypto.randomUUID(),
-    type,
-    organizationId,
-    aggregateId: crypto.randomUUID(),
-    occurredAt: new Date(clock += 1_000).toISOString(),
-    data,
-  };
-}
+/** Each event here occurs a second after the one before, so their order is plain. */
+const tick = (): Date => new Date(clock += 1_000);
 
 const grantEvent = (app: Owner, scopes: string[]): BusEvent =>
   busEvent(app.organizationId, "partner_grant.updated", {
     appId: app.credentialId,
     organizationId: app.organizationId,
     scopes,
-  });
+  }, tick());
 
 Deno.test("the consumer applies partner_grant.updated between the events before and after it", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const { bus, handler } = standInBus();
   await startEventConsumer({ sql: h.sql, bus, logger: createLogger({ level: "error" }) });
   const app: Owner = {
@@ -75,19 +51,16 @@ Deno.test("the consumer applies partner_grant.updated between the events before 
     credentialKind: "partner",
     credentialId: crypto.randomUUID(),
   };
-  const box = await createSecretBox(config.WEBHOOK_SECRETS_KEY);
-  const result = await subscribe(h.sql, box, app, {
+  const id = await subscribedId(h, app, {
     event: "quote.created",
     url: "http://93.184.216.34/hook",
     includesCosts: true,
   });
-  assert(result.created);
-  const id = result.subscription.id;
 
   // Before the grant narrows, after it, then restored: one batch, in that order.
-  const before = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() });
+  const before = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() }, tick());
   const narrowed = grantEvent(app, ["webhooks.read", "webhooks.write"]);
-  const during = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() });
+  const during = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() }, tick());
   await handler()([before, narrowed, during], "printshop.quotes");
 
   const subscription = await findSubscription(h.sql, app, id);
@@ -103,7 +76,12 @@ Deno.test("the consumer applies partner_grant.updated between the events before 
   assertEquals(events.map((e) => e.id), [before.id, during.id], "internal events stay out");
 
   const restored = grantEvent(app, ["quotes.read", "costs.read", "webhooks.read"]);
-  const afterwards = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() });
+  const afterwards = busEvent(
+    app.organizationId,
+    "quote.created",
+    { id: crypto.randomUUID() },
+    tick(),
+  );
   await handler()([restored, afterwards], "printshop.gateway");
   const resumed = await findSubscription(h.sql, app, id);
   assertEquals([resumed?.active, resumed?.includesCosts], [true, false]);

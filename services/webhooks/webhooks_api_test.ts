@@ -7,17 +7,15 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import {
   type ServiceHarness,
-  serviceHarness,
   startWebhookReceiver,
   type WebhookReceiver,
 } from "@printshop/shared/testing";
 import { type BusEvent, EVENT_DEFINITIONS, PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
-import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createSecretBox } from "./delivery/secret_box.ts";
 import { recordEvents } from "./store/events.ts";
 import { revokeCredential, signingSecrets } from "./store/subscriptions.ts";
-import { testConfig } from "./test_config.ts";
+import { busEvent, webhooksHarness } from "./test_fixtures.ts";
 
 interface Envelope<T = unknown> {
   status: boolean;
@@ -91,15 +89,6 @@ const newCaller = (organizationId: string = crypto.randomUUID()): Caller => ({
   credentialId: crypto.randomUUID(),
 });
 
-async function harness(overrides: Partial<Config> = {}): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "webhooks",
-    migrations: new URL("./migrations/", import.meta.url),
-    config: testConfig(overrides),
-    buildApp: createApp,
-  });
-}
-
 async function call<T = unknown>(
   h: ServiceHarness<Config>,
   caller: Caller,
@@ -156,22 +145,6 @@ async function count(h: ServiceHarness<Config>, table: string): Promise<number> 
 /** A public address that needs no DNS, so nothing here depends on the network. */
 const PUBLIC = "http://93.184.216.34";
 
-function busEvent(
-  organizationId: string,
-  type: string,
-  data: unknown = { id: crypto.randomUUID() },
-  occurredAt = new Date(),
-): BusEvent {
-  return {
-    id: crypto.randomUUID(),
-    type,
-    organizationId,
-    aggregateId: crypto.randomUUID(),
-    occurredAt: occurredAt.toISOString(),
-    data,
-  };
-}
-
 /** Records one event (as the consumer does) and returns the delivery it queued for `webhookId`. */
 async function recordFor(
   h: ServiceHarness<Config>,
@@ -205,7 +178,7 @@ async function closedPort(): Promise<number> {
 // POST /v1/webhooks
 
 Deno.test("POST /v1/webhooks refuses bad input with a 400 naming the field and stores nothing", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const url = `${PUBLIC}/hooks`;
   const cases: [string, unknown, string][] = [
@@ -258,7 +231,7 @@ Deno.test("POST /v1/webhooks refuses bad input with a 400 naming the field and s
 });
 
 Deno.test("POST /v1/webhooks refuses loopback, private and metadata targets unless allowed", async (t) => {
-  await using h = await harness({ WEBHOOK_ALLOW_PRIVATE_TARGETS: false });
+  await using h = await webhooksHarness({ WEBHOOK_ALLOW_PRIVATE_TARGETS: false });
   const me = newCaller();
   const cases: [string, string][] = [
     ["http://127.0.0.1/x", "loopback"],
@@ -292,7 +265,7 @@ Deno.test("POST /v1/webhooks refuses loopback, private and metadata targets unle
 });
 
 Deno.test("POST /v1/webhooks gives the same target spelled differently the same subscription", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const first = await subscribeTo(h, me, "HTTP://93.184.216.34:80/a");
   assertEquals(first.url, "http://93.184.216.34/a");
@@ -318,7 +291,7 @@ Deno.test("POST /v1/webhooks gives the same target spelled differently the same 
 });
 
 Deno.test("POST /v1/webhooks makes a new subscription for another event, URL or credential", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const base = await subscribeTo(h, me, `${PUBLIC}/a`, "quote.created");
   const otherEvent = await subscribeTo(h, me, `${PUBLIC}/a`, "quote.updated");
@@ -344,7 +317,7 @@ Deno.test("POST /v1/webhooks makes a new subscription for another event, URL or 
 });
 
 Deno.test("POST /v1/webhooks run five times at once creates one subscription, one 201", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const body = { url: `${PUBLIC}/same`, event: "quote.created" };
   const answers = await Promise.all(
@@ -362,7 +335,7 @@ Deno.test("POST /v1/webhooks run five times at once creates one subscription, on
 });
 
 Deno.test("POST /v1/webhooks needs the event's read scope; includesCosts follows costs.read", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const org = crypto.randomUUID();
   await t.step("without quotes.read: 403 insufficient_scope, nothing stored", async () => {
     const caller = { ...newCaller(org), scopes: ["webhooks.read", "webhooks.write", "costs.read"] };
@@ -393,7 +366,7 @@ Deno.test("POST /v1/webhooks needs the event's read scope; includesCosts follows
 // Ownership
 
 Deno.test("a subscription answers 404 to another organisation and to another credential", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const owner = newCaller();
   const sub = await subscribeTo(h, owner, `${PUBLIC}/a`);
   const { deliveryId } = await recordFor(h, owner, sub.id);
@@ -453,7 +426,7 @@ Deno.test("a subscription answers 404 to another organisation and to another cre
 });
 
 Deno.test("a malformed id in the path is a 400 or 404, never a 500", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const sub = await subscribeTo(h, me, `${PUBLIC}/a`);
   const paths: [string, string][] = [
@@ -478,7 +451,7 @@ Deno.test("a malformed id in the path is a 400 or 404, never a 500", async () =>
 // Secret rotation
 
 Deno.test("POST /v1/webhooks/{id}/rotate-secret issues a new sealed secret and keeps the old for 48 h", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const sub = await subscribeTo(h, me, `${PUBLIC}/a`);
   const secrets = [sub.secret!];
@@ -545,7 +518,7 @@ Deno.test("POST /v1/webhooks/{id}/rotate-secret issues a new sealed secret and k
 // Delivery history
 
 Deno.test("GET /v1/webhooks/{id}/deliveries lists newest first, pages and filters by status", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const sub = await subscribeTo(h, me, `${PUBLIC}/a`);
   const recorded: { event: BusEvent; deliveryId: string }[] = [];
@@ -678,7 +651,7 @@ Deno.test("GET /v1/webhooks/{id}/deliveries lists newest first, pages and filter
 });
 
 Deno.test("a delivery never shows what the endpoint answered in its body", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const marker = `response-body-${crypto.randomUUID()}`;
   let status = 500;
   const endpoint = Deno.serve(
@@ -750,7 +723,7 @@ Deno.test("a delivery never shows what the endpoint answered in its body", async
 // Replay
 
 Deno.test("POST .../deliveries/{id}/retry answers 404 for an unknown delivery, 409 unless failed", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   await using receiver: WebhookReceiver = await startWebhookReceiver();
   const me = newCaller();
   const sub = await subscribeTo(h, me, receiver.url);
@@ -795,7 +768,7 @@ Deno.test("POST .../deliveries/{id}/retry answers 404 for an unknown delivery, 4
 });
 
 Deno.test("POST .../deliveries/{id}/retry replays a failed delivery with a manual attempt", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   await using receiver: WebhookReceiver = await startWebhookReceiver();
   const me = newCaller();
   const sub = await subscribeTo(h, me, receiver.url);
@@ -842,7 +815,7 @@ Deno.test("POST .../deliveries/{id}/retry replays a failed delivery with a manua
 });
 
 Deno.test("POST .../deliveries/{id}/retry run twice at once sends the delivery once", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   await using receiver: WebhookReceiver = await startWebhookReceiver();
   const me = newCaller();
   const sub = await subscribeTo(h, me, receiver.url);
@@ -857,7 +830,7 @@ Deno.test("POST .../deliveries/{id}/retry run twice at once sends the delivery o
 });
 
 Deno.test("POST .../deliveries/{id}/retry against a closed port stays failed: connection refused", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const port = await closedPort();
   const me = newCaller();
   const sub = await subscribeTo(h, me, `http://127.0.0.1:${port}/hooks`);
@@ -889,7 +862,7 @@ Deno.test("POST .../deliveries/{id}/retry against a closed port stays failed: co
 });
 
 Deno.test("POST .../deliveries/{id}/retry refuses a delivery whose credential was revoked", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   await using receiver: WebhookReceiver = await startWebhookReceiver();
   const me = newCaller();
   const sub = await subscribeTo(h, me, receiver.url);
@@ -942,7 +915,7 @@ const withoutCostsOf = (quote: ReturnType<typeof costlyQuote>) => ({
 });
 
 Deno.test("GET /v1/event-log lists in recording order and pages with after and limit", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const other = newCaller();
   // Recorded newest-occurred first: the log follows recording, not occurredAt.
@@ -1036,7 +1009,7 @@ Deno.test("GET /v1/event-log lists in recording order and pages with after and l
 });
 
 Deno.test("GET /v1/event-log shows only the event areas the credential may read", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const org = crypto.randomUUID();
   const first = busEvent(org, "quote.created");
   await recordEvents(h.sql, [
@@ -1056,7 +1029,7 @@ Deno.test("GET /v1/event-log shows only the event areas the credential may read"
 });
 
 Deno.test("GET /v1/event-log strips cost fields at any depth without costs.read", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const org = crypto.randomUUID();
   const quote = costlyQuote();
   const group = { id: crypto.randomUUID(), unitCost: "9", lines: [{ setupCost: "1" }] };
@@ -1087,7 +1060,7 @@ Deno.test("GET /v1/event-log strips cost fields at any depth without costs.read"
 });
 
 Deno.test("GET /v1/reference/events lists the catalogue's public names, never api_key.revoked", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = { ...newCaller(), scopes: [] };
   const res = await expect<{ events: string[]; note: string }>(
     h,
@@ -1111,7 +1084,7 @@ Deno.test("GET /v1/reference/events lists the catalogue's public names, never ap
 // GET /v1/webhooks (list), PATCH /v1/webhooks/{id} and query strictness
 
 Deno.test("GET /v1/webhooks pages, sorts and filters this credential's subscriptions", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const subs = [
     await subscribeTo(h, me, `${PUBLIC}/c`, "quote.created"),
@@ -1174,7 +1147,7 @@ Deno.test("GET /v1/webhooks pages, sorts and filters this credential's subscript
 });
 
 Deno.test("PATCH /v1/webhooks/{id} moves a subscription to another URL and keeps its secret", async (t) => {
-  await using h = await harness({ WEBHOOK_ALLOW_PRIVATE_TARGETS: false });
+  await using h = await webhooksHarness({ WEBHOOK_ALLOW_PRIVATE_TARGETS: false });
   const me = newCaller();
   const sub = await subscribeTo(h, me, `${PUBLIC}/old`);
   const { deliveryId } = await recordFor(h, me, sub.id);
@@ -1230,7 +1203,7 @@ Deno.test("PATCH /v1/webhooks/{id} moves a subscription to another URL and keeps
 });
 
 Deno.test("a URL within 2048 characters as typed but longer once percent-encoded is 400", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const url = `${PUBLIC}/${"é".repeat(1000)}`;
   assert(url.length <= 2048);
@@ -1241,7 +1214,7 @@ Deno.test("a URL within 2048 characters as typed but longer once percent-encoded
 });
 
 Deno.test("every webhook route refuses unknown query parameters, and checks them before lookups", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const me = newCaller();
   const sub = await subscribeTo(h, me, `${PUBLIC}/a`);
   const unknownId = crypto.randomUUID();

@@ -6,12 +6,9 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, type Sql } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
-import type { BusEvent } from "@printshop/shared/events";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "../app.ts";
+import type { ServiceHarness } from "@printshop/shared/testing";
 import type { Config } from "../config.ts";
-import { createSecretBox } from "../delivery/secret_box.ts";
-import { testConfig } from "../test_config.ts";
+import { busEvent, subscribedId, webhooksHarness } from "../test_fixtures.ts";
 import { purgeOldEvents, recordEvents } from "./events.ts";
 import {
   type AttemptRecord,
@@ -19,21 +16,11 @@ import {
   type ClaimedDelivery,
   recordAttempt,
 } from "./deliveries.ts";
-import { findSubscription, type Owner, revokeCredential, subscribe } from "./subscriptions.ts";
+import { findSubscription, type Owner, revokeCredential } from "./subscriptions.ts";
 
-const config = testConfig();
 const SCHEDULE = [200, 200] as const;
 /** Long enough that nothing claimed comes due again during a test. */
 const LONG_LEASE = 60_000;
-
-async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "webhooks",
-    migrations: new URL("../migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
-}
 
 const owner = (organizationId: string = crypto.randomUUID()): Owner => ({
   organizationId,
@@ -41,28 +28,9 @@ const owner = (organizationId: string = crypto.randomUUID()): Owner => ({
   credentialId: crypto.randomUUID(),
 });
 
-async function subscribed(
-  h: ServiceHarness<Config>,
-  who: Owner,
-  event = "quote.created",
-  url = `http://93.184.216.34/${crypto.randomUUID()}`,
-): Promise<string> {
-  const box = await createSecretBox(config.WEBHOOK_SECRETS_KEY);
-  const result = await subscribe(h.sql, box, who, { event, url, includesCosts: false });
-  assert(result.created);
-  return result.subscription.id;
-}
-
-function busEvent(organizationId: string, type = "quote.created"): BusEvent {
-  return {
-    id: crypto.randomUUID(),
-    type,
-    organizationId,
-    aggregateId: crypto.randomUUID(),
-    occurredAt: new Date().toISOString(),
-    data: { id: crypto.randomUUID() },
-  };
-}
+/** A subscription without cost fields: these tests are about fan-out and delivery, not costs. */
+const subscribed = (h: ServiceHarness<Config>, who: Owner, event?: string): Promise<string> =>
+  subscribedId(h, who, { event, includesCosts: false });
 
 interface DeliveryRow {
   id: string;
@@ -132,7 +100,7 @@ async function makeDue(h: ServiceHarness<Config>, id: string): Promise<void> {
 // recordEvents
 
 Deno.test("recordEvents() records a batch once: the same batch again records and queues nothing", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   const created = await subscribed(h, shop, "quote.created");
   const alsoCreated = await subscribed(h, owner(shop.organizationId), "quote.created");
@@ -170,7 +138,7 @@ Deno.test("recordEvents() records a batch once: the same batch again records and
 });
 
 Deno.test("recordEvents() fans out only to subscriptions of the same organisation and event type", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   const mine = await subscribed(h, shop, "quote.created");
   const colleagues = await subscribed(h, owner(shop.organizationId), "quote.created");
@@ -196,7 +164,7 @@ Deno.test("recordEvents() fans out only to subscriptions of the same organisatio
 });
 
 Deno.test("revokeCredential() fails the key's queued deliveries and recordEvents() skips its subscriptions", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const revoked = owner();
   const colleague = owner(revoked.organizationId);
   const doomed = await subscribed(h, revoked);
@@ -246,7 +214,7 @@ Deno.test("revokeCredential() fails the key's queued deliveries and recordEvents
 // claimDueDeliveries
 
 Deno.test("claimDueDeliveries() never hands one delivery to two concurrent claimers", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   await subscribed(h, shop);
   await subscribed(h, owner(shop.organizationId));
@@ -279,7 +247,7 @@ Deno.test("claimDueDeliveries() never hands one delivery to two concurrent claim
 });
 
 Deno.test("claimDueDeliveries() hands a delivery out again once its lease has expired", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   const subscriptionId = await subscribed(h, shop);
   const event = busEvent(shop.organizationId);
@@ -304,7 +272,7 @@ Deno.test("claimDueDeliveries() hands a delivery out again once its lease has ex
 });
 
 Deno.test("claimDueDeliveries() is not held up by due deliveries of a revoked subscription", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   const revokedSubscription = await subscribed(h, shop);
   const active = await subscribed(h, owner(shop.organizationId), "quote.updated");
@@ -333,7 +301,7 @@ Deno.test("claimDueDeliveries() is not held up by due deliveries of a revoked su
 // recordAttempt
 
 Deno.test("recordAttempt() moves a delivery through the retry schedule", async (t) => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   await subscribed(h, shop);
   const newDelivery = async (): Promise<string> => {
@@ -436,7 +404,7 @@ Deno.test("recordAttempt() moves a delivery through the retry schedule", async (
 });
 
 Deno.test("recordAttempt() leaves a delivery failed when its key was revoked mid-attempt", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   await subscribed(h, shop);
   const event = busEvent(shop.organizationId);
@@ -456,7 +424,7 @@ Deno.test("recordAttempt() leaves a delivery failed when its key was revoked mid
 });
 
 Deno.test("purgeOldEvents() removes events past the retention with their deliveries", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const shop = owner();
   await subscribed(h, shop, "quote.created");
   const [old, recent] = [busEvent(shop.organizationId), busEvent(shop.organizationId)];

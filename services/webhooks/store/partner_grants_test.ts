@@ -5,11 +5,9 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { BusEvent } from "@printshop/shared/events";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "../app.ts";
+import type { ServiceHarness } from "@printshop/shared/testing";
 import type { Config } from "../config.ts";
-import { createSecretBox } from "../delivery/secret_box.ts";
-import { testConfig } from "../test_config.ts";
+import { busEvent, subscribedId, webhooksHarness } from "../test_fixtures.ts";
 import { recordEvents } from "./events.ts";
 import { claimDueDeliveries, claimFailedDelivery } from "./deliveries.ts";
 import {
@@ -18,23 +16,12 @@ import {
   listSubscriptions,
   type Owner,
   type PartnerGrantUpdate,
-  subscribe,
 } from "./subscriptions.ts";
 
-const config = testConfig();
 const LONG_LEASE = 60_000;
 const EVERYTHING = ["quotes.read", "quotes.write", "costs.read", "webhooks.read", "webhooks.write"];
 const WITHOUT_COSTS = EVERYTHING.filter((s) => s !== "costs.read");
 const WITHOUT_QUOTES = EVERYTHING.filter((s) => s !== "quotes.read");
-
-async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "webhooks",
-    migrations: new URL("../migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
-}
 
 const partner = (organizationId: string = crypto.randomUUID()): Owner => ({
   organizationId,
@@ -42,29 +29,9 @@ const partner = (organizationId: string = crypto.randomUUID()): Owner => ({
   credentialId: crypto.randomUUID(),
 });
 
-async function subscribed(
-  h: ServiceHarness<Config>,
-  who: Owner,
-  event = "quote.created",
-  includesCosts = true,
-): Promise<string> {
-  const box = await createSecretBox(config.WEBHOOK_SECRETS_KEY);
-  const url = `http://93.184.216.34/${crypto.randomUUID()}`;
-  const result = await subscribe(h.sql, box, who, { event, url, includesCosts });
-  assert(result.created);
-  return result.subscription.id;
-}
-
-function busEvent(organizationId: string, type = "quote.created"): BusEvent {
-  return {
-    id: crypto.randomUUID(),
-    type,
-    organizationId,
-    aggregateId: crypto.randomUUID(),
-    occurredAt: new Date().toISOString(),
-    data: { id: crypto.randomUUID(), buyPrice: "4.00" },
-  };
-}
+/** An event carrying a cost field, so a test can see whether a delivery keeps it. */
+const costedEvent = (organizationId: string, type?: string): BusEvent =>
+  busEvent(organizationId, type, { id: crypto.randomUUID(), buyPrice: "4.00" });
 
 /** Grant updates for one app and organisation, each later than the one before. */
 function grants(who: Owner): (scopes: readonly string[]) => PartnerGrantUpdate {
@@ -101,23 +68,23 @@ const activeOf = async (h: ServiceHarness<Config>, who: Owner, id: string): Prom
 };
 
 Deno.test("applyPartnerGrant() without the read scope stops the app's subscriptions there and fails what was queued", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const app = partner();
   const grant = grants(app);
-  const created = await subscribed(h, app, "quote.created");
-  const variants = await subscribed(h, app, "quote_variant.created");
+  const created = await subscribedId(h, app, { event: "quote.created" });
+  const variants = await subscribedId(h, app, { event: "quote_variant.created" });
   // Not this app's, or not in this organisation: untouched.
   const tenantKey: Owner = { ...partner(app.organizationId), credentialKind: "tenant_key" };
-  const colleague = await subscribed(h, tenantKey);
+  const colleague = await subscribedId(h, tenantKey);
   const sameIdAsTenantKey: Owner = { ...tenantKey, credentialId: app.credentialId };
-  const keyWithAppsId = await subscribed(h, sameIdAsTenantKey);
+  const keyWithAppsId = await subscribedId(h, sameIdAsTenantKey);
   const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
-  const otherOrganisation = await subscribed(h, elsewhere);
+  const otherOrganisation = await subscribedId(h, elsewhere);
 
   await recordEvents(h.sql, [
-    busEvent(app.organizationId),
-    busEvent(app.organizationId, "quote_variant.created"),
-    busEvent(elsewhere.organizationId),
+    costedEvent(app.organizationId),
+    costedEvent(app.organizationId, "quote_variant.created"),
+    costedEvent(elsewhere.organizationId),
   ]);
   // One was already delivered: history stays as it was.
   await h.sql`
@@ -154,7 +121,7 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
   assertEquals((await deliveriesOf(h, variants)).map((d) => d.status), ["succeeded"]);
 
   // Nothing new is queued for the stopped subscriptions; the others still get theirs.
-  const after = busEvent(app.organizationId);
+  const after = costedEvent(app.organizationId);
   assertEquals(await recordEvents(h.sql, [after]), { recorded: 1, queued: 2 });
   assertEquals((await deliveriesOf(h, created)).length, 1);
   // A delivery still due for a stopped subscription (what a fan-out racing the withdrawal would
@@ -180,11 +147,11 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
 });
 
 Deno.test("applyPartnerGrant() with the read scope back resumes the subscriptions for new events only", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const app = partner();
   const grant = grants(app);
-  const created = await subscribed(h, app, "quote.created");
-  await recordEvents(h.sql, [busEvent(app.organizationId)]);
+  const created = await subscribedId(h, app, { event: "quote.created" });
+  await recordEvents(h.sql, [costedEvent(app.organizationId)]);
   await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES));
   const [failed] = await deliveriesOf(h, created);
   assertEquals(failed?.status, "failed");
@@ -203,7 +170,7 @@ Deno.test("applyPartnerGrant() with the read scope back resumes the subscription
     costsDropped: 0,
   });
   assertEquals(await activeOf(h, app, created), true);
-  const fresh = busEvent(app.organizationId);
+  const fresh = costedEvent(app.organizationId);
   assertEquals(await recordEvents(h.sql, [fresh]), { recorded: 1, queued: 1 });
   const rows = await deliveriesOf(h, created);
   assertEquals(rows.map((r) => r.status), ["failed", "pending"]);
@@ -215,15 +182,21 @@ Deno.test("applyPartnerGrant() with the read scope back resumes the subscription
 });
 
 Deno.test("applyPartnerGrant() without costs.read leaves cost fields out from now on, and never turns them back on", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const app = partner();
   const grant = grants(app);
-  const variants = await subscribed(h, app, "quote_variant.created", true);
-  const withoutCosts = await subscribed(h, app, "quote.created", false);
+  const variants = await subscribedId(h, app, {
+    event: "quote_variant.created",
+    includesCosts: true,
+  });
+  const withoutCosts = await subscribedId(h, app, { event: "quote.created", includesCosts: false });
   const tenantKey: Owner = { ...partner(app.organizationId), credentialKind: "tenant_key" };
-  const colleague = await subscribed(h, tenantKey, "quote_variant.created", true);
+  const colleague = await subscribedId(h, tenantKey, {
+    event: "quote_variant.created",
+    includesCosts: true,
+  });
   // Queued while the app still held costs.read.
-  const queued = busEvent(app.organizationId, "quote_variant.created");
+  const queued = costedEvent(app.organizationId, "quote_variant.created");
   await recordEvents(h.sql, [queued]);
 
   assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_COSTS)), {
@@ -254,10 +227,10 @@ Deno.test("applyPartnerGrant() without costs.read leaves cost fields out from no
 });
 
 Deno.test("applyPartnerGrant() ignores an update older than one already applied, and a repeat", async () => {
-  await using h = await harness();
+  await using h = await webhooksHarness();
   const app = partner();
   const grant = grants(app);
-  const created = await subscribed(h, app, "quote.created");
+  const created = await subscribedId(h, app, { event: "quote.created" });
   const wide = grant(EVERYTHING);
   const narrow = grant(WITHOUT_QUOTES.filter((s) => s !== "costs.read"));
 
@@ -295,7 +268,7 @@ Deno.test("applyPartnerGrant() ignores an update older than one already applied,
 
   // Another organisation's grant to the same app keeps its own order.
   const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
-  const theirs = await subscribed(h, elsewhere, "quote.created");
+  const theirs = await subscribedId(h, elsewhere, { event: "quote.created" });
   const old = { ...grants(elsewhere)(WITHOUT_QUOTES), occurredAt: "2020-01-01T00:00:00.000Z" };
   assertEquals((await applyPartnerGrant(h.sql, old)).applied, true);
   assertEquals(await activeOf(h, elsewhere, theirs), false);

@@ -1,0 +1,62 @@
+/**
+ * Set-up shared by the webhooks service's tests: the service on a fresh database, a bus event to
+ * record, and a subscription made straight through the store.
+ */
+import assert from "node:assert/strict";
+import type { BusEvent } from "@printshop/shared/events";
+import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { createApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { createSecretBox } from "./delivery/secret_box.ts";
+import { type Owner, subscribe } from "./store/subscriptions.ts";
+import { testConfig } from "./test_config.ts";
+
+/** The webhooks app on a fresh, migrated database, configured by `testConfig(overrides)`. */
+export async function webhooksHarness(
+  overrides: Partial<Config> = {},
+): Promise<ServiceHarness<Config>> {
+  return await serviceHarness({
+    service: "webhooks",
+    migrations: new URL("./migrations/", import.meta.url),
+    config: testConfig(overrides),
+    buildApp: createApp,
+  });
+}
+
+/** An event as it arrives from the bus, with fresh ids; `occurredAt` is fixed when order matters. */
+export function busEvent(
+  organizationId: string,
+  type = "quote.created",
+  data: unknown = { id: crypto.randomUUID() },
+  occurredAt: Date = new Date(),
+): BusEvent {
+  return {
+    id: crypto.randomUUID(),
+    type,
+    organizationId,
+    aggregateId: crypto.randomUUID(),
+    occurredAt: occurredAt.toISOString(),
+    data,
+  };
+}
+
+/**
+ * Subscribes `who` through the store, skipping the API's checks, and returns the new
+ * subscription's id; it insists the subscription is new, so a test never reuses one by accident.
+ * The URL is a public address (no DNS needed) unique to the call unless one is given.
+ */
+export async function subscribedId(
+  h: ServiceHarness<Config>,
+  who: Owner,
+  options: { event?: string; url?: string; includesCosts?: boolean } = {},
+): Promise<string> {
+  const {
+    event = "quote.created",
+    url = `http://93.184.216.34/${crypto.randomUUID()}`,
+    includesCosts = true,
+  } = options;
+  const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
+  const result = await subscribe(h.sql, box, who, { event, url, includesCosts });
+  assert(result.created);
+  return result.subscription.id;
+}
