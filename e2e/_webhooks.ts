@@ -2,7 +2,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import type { ReceivedRequest, TestStack } from "@printshop/shared/testing";
-import { sleep } from "@printshop/shared/net";
+import { waitFor } from "@printshop/shared/net";
 import { connect, type Sql } from "@printshop/shared/db";
 
 export type Json = Record<string, unknown>;
@@ -43,16 +43,14 @@ export async function eventually<T>(
   timeoutMs: number,
   describe?: () => Promise<string> | string,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      const detail = describe ? `: ${await describe()}` : "";
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
-    }
-    await sleep(100);
+  let value: T | undefined;
+  try {
+    await waitFor(what, async () => (value = await probe()) !== undefined, timeoutMs, 100);
+  } catch (error) {
+    if (!describe) throw error;
+    throw new Error(`${(error as Error).message}: ${await describe()}`);
   }
+  return value as T;
 }
 
 /** A pool on the test database for direct SQL (schema-qualified), ended with the scope. */

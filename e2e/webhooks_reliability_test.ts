@@ -14,27 +14,8 @@ import {
 } from "@printshop/shared/testing";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
 import type { Sql } from "@printshop/shared/db";
+import type { WebhookDelivery as Delivery } from "@printshop/shared/contracts";
 import { data, eventually, type Json, openDb, send, verify } from "./_webhooks.ts";
-
-interface Attempt {
-  attempt: number;
-  httpStatus: number | null;
-  succeeded: boolean;
-  failureReason: string | null;
-  trigger: "automatic" | "manual";
-}
-
-interface Delivery {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  eventType: string;
-  status: "pending" | "retrying" | "succeeded" | "failed";
-  nextAttemptAt: string | null;
-  lastHttpStatus: number | null;
-  lastFailureReason: string | null;
-  attempts: Attempt[];
-}
 
 const QUOTE_TYPES = ["quote.created", "quote.updated"];
 

@@ -10,12 +10,21 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from "@printshop/shared/testing";
+import type {
+  EventLogPage,
+  WebhookDelivery,
+  WebhookSubscription,
+} from "@printshop/shared/contracts";
 import { type BusEvent, EVENT_DEFINITIONS, PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
 import type { Config } from "./config.ts";
 import { createSecretBox } from "./delivery/secret_box.ts";
 import { recordEvents } from "./store/events.ts";
 import { revokeCredential, signingSecrets } from "./store/subscriptions.ts";
 import { busEvent, webhooksHarness } from "./test_fixtures.ts";
+
+type Subscription = WebhookSubscription;
+type Delivery = WebhookDelivery;
+type LogPage = EventLogPage;
 
 interface Envelope<T = unknown> {
   status: boolean;
@@ -25,56 +34,9 @@ interface Envelope<T = unknown> {
   details?: { path: string; message: string }[];
 }
 
-interface Subscription {
-  id: string;
-  event: string;
-  url: string;
-  includesCosts: boolean;
-  active: boolean;
-  createdAt: string;
-  secretRotatedAt: string | null;
-  secret?: string;
-  previousSecretExpiresAt?: string;
-}
-
 interface SubscriptionPage {
   items: Subscription[];
   totalCount: number;
-}
-
-interface Attempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  httpStatus: number | null;
-  succeeded: boolean;
-  failureReason: string | null;
-  trigger: "automatic" | "manual";
-}
-
-interface Delivery {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  createdAt: string;
-  nextAttemptAt: string | null;
-  lastHttpStatus: number | null;
-  lastFailureReason: string | null;
-  attempts: Attempt[];
-}
-
-interface LogPage {
-  items: {
-    id: string;
-    type: string;
-    occurredAt: string;
-    aggregateId: string | null;
-    data: unknown;
-  }[];
-  lastEventId: string | null;
-  hasMore: boolean;
 }
 
 /** Who is calling: one credential of one organisation. */

@@ -124,3 +124,4 @@ export const EventLogPage = z.object({
   lastEventId: Uuid.nullable(),
   hasMore: z.boolean(),
 }).meta({ id: "EventLogPage" });
+export type EventLogPage = z.infer<typeof EventLogPage>;

@@ -6,7 +6,7 @@ import { writeEvent } from "../outbox.ts";
 import { sleep, waitFor } from "../net.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
-import { startOutboxRelay } from "./relay.ts";
+import { type OutboxRelay, type RelayOptions, startOutboxRelay } from "./relay.ts";
 
 const logger = createLogger({ level: "error" });
 const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
@@ -59,17 +59,26 @@ function collector(bus: EventBus, groupId: string) {
   return { seen, subscription };
 }
 
+/** The quotes service's relay (its outbox onto printshop.quotes) over `bus`, with overrides. */
+function quotesRelay(
+  sql: Sql,
+  bus: EventBus,
+  options: Partial<RelayOptions> = {},
+): Promise<OutboxRelay> {
+  return startOutboxRelay({
+    sql,
+    schema: "quotes",
+    topic: "printshop.quotes",
+    bus,
+    logger,
+    ...options,
+  });
+}
+
 Deno.test("startOutboxRelay() publishes in write order and marks rows published", async () => {
   await using env = await setup();
   const org = crypto.randomUUID();
-  const relay = await startOutboxRelay({
-    sql: env.sql,
-    schema: "quotes",
-    topic: "printshop.quotes",
-    bus: env.bus,
-    logger,
-    batchSize: 7,
-  });
+  const relay = await quotesRelay(env.sql, env.bus, { batchSize: 7 });
   const { seen, subscription } = collector(env.bus, "relay-order");
   try {
     const ids = await write(env.sql, org, 30);
@@ -92,14 +101,7 @@ Deno.test("startOutboxRelay() publishes in write order and marks rows published"
 Deno.test("startOutboxRelay() wakes on commit instead of waiting for its poll", async () => {
   await using env = await setup();
   // A poll this slow would fail the test: only the NOTIFY at commit can wake it in time.
-  const relay = await startOutboxRelay({
-    sql: env.sql,
-    schema: "quotes",
-    topic: "printshop.quotes",
-    bus: env.bus,
-    logger,
-    pollIntervalMs: 60_000,
-  });
+  const relay = await quotesRelay(env.sql, env.bus, { pollIntervalMs: 60_000 });
   const { seen, subscription } = collector(env.bus, "relay-wake");
   try {
     await sleep(200);
@@ -126,13 +128,7 @@ Deno.test("startOutboxRelay() publishes rows a crash left behind, and nothing ro
     throw new Error("the change failed");
   }).catch(() => {});
   const { seen, subscription } = collector(env.bus, "relay-recover");
-  const relay = await startOutboxRelay({
-    sql: env.sql,
-    schema: "quotes",
-    topic: "printshop.quotes",
-    bus: env.bus,
-    logger,
-  });
+  const relay = await quotesRelay(env.sql, env.bus);
   try {
     await waitFor("5 events", () => Promise.resolve(seen.length >= 5), 10_000);
     await sleep(300);
@@ -157,13 +153,7 @@ Deno.test("startOutboxRelay() keeps rows while the bus refuses them and publishe
     subscribe: (options) => env.bus.subscribe(options),
     close: () => Promise.resolve(),
   };
-  const relay = await startOutboxRelay({
-    sql: env.sql,
-    schema: "quotes",
-    topic: "printshop.quotes",
-    bus: flaky,
-    logger,
-  });
+  const relay = await quotesRelay(env.sql, flaky);
   const { seen, subscription } = collector(env.bus, "relay-outage");
   try {
     const ids = await write(env.sql, crypto.randomUUID(), 3);
@@ -185,9 +175,7 @@ Deno.test("two relays on one schema never publish the same rows twice or out of 
   const org = crypto.randomUUID();
   const second = connect(env.url, { schema: "quotes", max: 4 });
   const relays = await Promise.all(
-    [env.sql, second].map((sql) =>
-      startOutboxRelay({ sql, schema: "quotes", topic: "printshop.quotes", bus: env.bus, logger })
-    ),
+    [env.sql, second].map((sql) => quotesRelay(sql, env.bus)),
   );
   const { seen, subscription } = collector(env.bus, "relay-replicas");
   try {
@@ -224,13 +212,7 @@ Deno.test("startOutboxRelay() quarantines an event the broker refuses and publis
     subscribe: (options) => env.bus.subscribe(options),
     close: () => Promise.resolve(),
   };
-  const relay = await startOutboxRelay({
-    sql: env.sql,
-    schema: "quotes",
-    topic: "printshop.quotes",
-    bus: picky,
-    logger,
-  });
+  const relay = await quotesRelay(env.sql, picky);
   const { seen, subscription } = collector(env.bus, "relay-poison");
   try {
     await waitFor("8 events", () => Promise.resolve(seen.length >= 8), 10_000);

@@ -171,15 +171,7 @@ interface DeliveryRow {
   next_attempt_at: Date | null;
   last_http_status: number | null;
   last_failure_reason: string | null;
-  attempts: {
-    attempt: number;
-    startedAt: string;
-    durationMs: number;
-    httpStatus: number | null;
-    succeeded: boolean;
-    failureReason: string | null;
-    trigger: "automatic" | "manual";
-  }[];
+  attempts: WebhookDelivery["attempts"];
 }
 
 const DELIVERY_SELECT = (sql: Queryable) =>
