@@ -34,6 +34,8 @@ export interface StackProcess {
   exited: boolean;
   /** Set when a test or the supervisor stops this process on purpose. */
   expectedExit?: boolean;
+  /** Resolves once everything the child wrote is in its log file. */
+  logged: Promise<unknown>;
 }
 
 export interface RunningStack {
@@ -96,8 +98,10 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   const serviceUrls = Object.fromEntries(
     SERVICES.map((s) => [s, `http://127.0.0.1:${servicePorts[s]}`]),
   ) as Record<ServiceName, string>;
-  const gatewayPort = options.gatewayPort || freePort();
-  const adminPort = options.adminPort || freePort();
+  // Ports the caller did not fix may be swapped for fresh ones if another process takes them.
+  const portsFixed = Boolean(options.gatewayPort || options.adminPort);
+  let gatewayPort = options.gatewayPort || freePort();
+  let adminPort = options.adminPort || freePort();
   const host = options.host ?? "127.0.0.1";
   const connectHost = host === "0.0.0.0" ? "127.0.0.1" : host;
   const common = {
@@ -153,12 +157,11 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       stdout,
       stderr: stdout,
     }).spawn();
-    if (options.logDir) {
-      const path = `${options.logDir}/${logName}.log`;
-      void copyToFile(child.stdout, path);
-      void copyToFile(child.stderr, path);
-    }
-    const proc: StackProcess = { name, url, child, exited: false };
+    const path = `${options.logDir}/${logName}.log`;
+    const logged = options.logDir
+      ? Promise.all([copyToFile(child.stdout, path), copyToFile(child.stderr, path)])
+      : Promise.resolve();
+    const proc: StackProcess = { name, url, child, exited: false, logged };
     child.status.then((status) => {
       proc.exited = true;
       if (running && !stopping && !proc.expectedExit) {
@@ -169,11 +172,73 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   };
 
   const logHint = options.logDir ? ` (see ${options.logDir})` : "";
-  const start = async (name: ServiceName | "gateway"): Promise<StackProcess> => {
-    const url = name === "gateway" ? `http://${connectHost}:${gatewayPort}` : serviceUrls[name];
-    const proc = spawn(name, url);
-    await waitHealthy(proc, logHint);
-    return proc;
+  const logSize = async (logName: string): Promise<number> =>
+    options.logDir
+      ? (await Deno.stat(`${options.logDir}/${logName}.log`).catch(() => null))?.size ?? 0
+      : 0;
+  /** Whether the child died because its port was taken, judged by what it logged after `from`. */
+  const lostItsPort = async (proc: StackProcess, logName: string, from: number) => {
+    if (!options.logDir || !proc.exited) return false;
+    await proc.logged;
+    const log = await Deno.readFile(`${options.logDir}/${logName}.log`).catch(() => null);
+    return log !== null &&
+      /AddrInUse|address already in use/i.test(new TextDecoder().decode(log.subarray(from)));
+  };
+  /**
+   * Spawns with `launch`, puts the child among `processes` at once (so `stop` reaches it even if
+   * it never becomes healthy) and waits until healthy. freePort() only finds a port that was free
+   * a moment ago, and another process can bind it before the child does: when the child's log
+   * says so and `reassign` can pick new ports, it tries again (up to three times in all).
+   */
+  const startHealthy = async (
+    logName: string,
+    launch: () => StackProcess,
+    place: (proc: StackProcess) => void,
+    reassign?: () => void,
+  ): Promise<StackProcess> => {
+    for (let attempt = 1;; attempt++) {
+      const from = await logSize(logName);
+      const proc = launch();
+      place(proc);
+      try {
+        await waitHealthy(proc, logHint);
+        return proc;
+      } catch (error) {
+        if (attempt >= 3 || !reassign || !await lostItsPort(proc, logName, from)) throw error;
+        processes.splice(processes.indexOf(proc), 1);
+        reassign();
+      }
+    }
+  };
+  const append = (proc: StackProcess): void => {
+    processes.push(proc);
+  };
+  const start = (
+    name: ServiceName | "gateway",
+    place: (proc: StackProcess) => void,
+    reassign?: () => void,
+  ): Promise<StackProcess> =>
+    startHealthy(
+      name,
+      () => {
+        const url = name === "gateway" ? `http://${connectHost}:${gatewayPort}` : serviceUrls[name];
+        return spawn(name, url);
+      },
+      place,
+      reassign,
+    );
+  const freshPorts = (name: ServiceName | "gateway"): (() => void) | undefined => {
+    if (name !== "gateway") {
+      return () => {
+        servicePorts[name] = freePort();
+        serviceUrls[name] = `http://127.0.0.1:${servicePorts[name]}`;
+      };
+    }
+    if (portsFixed) return undefined;
+    return () => {
+      gatewayPort = freePort();
+      adminPort = freePort();
+    };
   };
 
   const stop = async (): Promise<void> => {
@@ -193,8 +258,8 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   };
 
   try {
-    processes.push(...await Promise.all(SERVICES.map(start)));
-    processes.push(await start("gateway"));
+    await Promise.all(SERVICES.map((name) => start(name, append, freshPorts(name))));
+    await start("gateway", append, freshPorts("gateway"));
     running = true;
   } catch (error) {
     await stop();
@@ -221,30 +286,29 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     async startGatewayReplica() {
       const replicaIndex = processes.filter((p) => p.name === "gateway").length;
       const logName = `gateway-${replicaIndex + 1}`;
-      // A free port can be taken by another process before the replica binds it; then try
-      // fresh ports rather than fail (only when the log shows that was the reason).
-      for (let attempt = 1;; attempt++) {
-        const ports = { gateway: freePort(), admin: freePort() };
-        const url = `http://${connectHost}:${ports.gateway}`;
-        const proc = spawn("gateway", url, envOf("gateway", ports), logName);
-        processes.push(proc);
-        try {
-          await waitHealthy(proc, logHint);
-          return { gatewayUrl: url, adminUrl: `http://127.0.0.1:${ports.admin}` };
-        } catch (error) {
-          const log = options.logDir
-            ? await Deno.readTextFile(`${options.logDir}/${logName}.log`).catch(() => "")
-            : "";
-          if (attempt >= 3 || !proc.exited || !/AddrInUse|address already in use/i.test(log)) {
-            throw error;
-          }
-          processes.splice(processes.indexOf(proc), 1);
-        }
-      }
+      let ports = { gateway: freePort(), admin: freePort() };
+      const proc = await startHealthy(
+        logName,
+        () =>
+          spawn(
+            "gateway",
+            `http://${connectHost}:${ports.gateway}`,
+            envOf("gateway", ports),
+            logName,
+          ),
+        append,
+        () => {
+          ports = { gateway: freePort(), admin: freePort() };
+        },
+      );
+      return { gatewayUrl: proc.url, adminUrl: `http://127.0.0.1:${ports.admin}` };
     },
     async restart(name) {
+      // In place: find() keeps meaning the first process of that name (the primary gateway).
       const index = processes.findIndex((p) => p.name === name);
-      processes[index] = await start(name);
+      await start(name, (proc) => {
+        processes[index] = proc;
+      });
     },
     stop,
   };
