@@ -4,15 +4,12 @@
  * not be stored, and the shared token bucket.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { startTestStack, type Tenant, type TestStack } from "@printshop/shared/testing";
-
-interface Envelope<T = Record<string, unknown>> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
+import {
+  type Envelope,
+  startTestStack,
+  type Tenant,
+  type TestStack,
+} from "@printshop/shared/testing";
 
 /** A response read to the end: status, headers and the exact body text. */
 interface Reply {

@@ -5,15 +5,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
-import { startTestStack, type TestStack } from "@printshop/shared/testing";
-
-interface Envelope<T = Record<string, unknown>> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
+import { type Envelope, startTestStack, type TestStack } from "@printshop/shared/testing";
 
 interface Me {
   organization: { id: string; name: string };

@@ -3,17 +3,9 @@
  * launcher on their own ports, against a fresh database, over real HTTP.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { startTestStack, type TestStack } from "@printshop/shared/testing";
+import { type Envelope, startTestStack, type TestStack } from "@printshop/shared/testing";
 import { waitFor } from "@printshop/shared/net";
 import { parseApiKey } from "../gateway/domain/api_key.ts";
-
-interface Envelope<T = Record<string, unknown>> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
 
 const body = async <T = Record<string, unknown>>(res: Response): Promise<Envelope<T>> =>
   await res.json() as Envelope<T>;

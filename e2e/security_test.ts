@@ -7,15 +7,8 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { connect } from "@printshop/shared/db";
 import { sleep, waitFor } from "@printshop/shared/net";
-import { startTestStack, type TestStack } from "@printshop/shared/testing";
+import { type Envelope, startTestStack, type TestStack } from "@printshop/shared/testing";
 import { AUTH_CACHE_TTL_MS } from "../gateway/auth.ts";
-
-interface Envelope<T = Record<string, unknown>> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-}
 
 interface PartnerAppCreated {
   id: string;

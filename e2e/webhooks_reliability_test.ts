@@ -14,7 +14,7 @@ import {
 } from "@printshop/shared/testing";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
 import type { Sql } from "@printshop/shared/db";
-import type { WebhookDelivery as Delivery } from "@printshop/shared/contracts";
+import type { WebhookDelivery as Delivery } from "@printshop/shared/contracts/webhooks";
 import { data, eventually, type Json, openDb, send, verify } from "./_webhooks.ts";
 
 const QUOTE_TYPES = ["quote.created", "quote.updated"];

@@ -5,6 +5,7 @@ import { createLogger } from "@printshop/shared/log";
 import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
 import { createAdminApp } from "./admin_app.ts";
 import { hashSecret, parseApiKey } from "./domain/api_key.ts";
+import type { Envelope } from "@printshop/shared/testing";
 
 const ADMIN_TOKEN = "admin-token-for-tests-0123456789";
 const DEFAULT_RPM = 600;
@@ -22,14 +23,6 @@ interface AdminRecord {
 }
 type AdminData = AdminRecord & AdminRecord[];
 
-interface Envelope {
-  status: boolean;
-  message: string;
-  data: AdminData;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
-
 interface Harness {
   db: TestDatabase;
   sql: Sql;
@@ -38,7 +31,7 @@ interface Harness {
     path: string,
     body?: unknown,
     headers?: Record<string, string>,
-  ): Promise<{ status: number; headers: Headers; body: Envelope }>;
+  ): Promise<{ status: number; headers: Headers; body: Envelope<AdminData> }>;
   createOrg(name?: string): Promise<string>;
   close(): Promise<void>;
 }

@@ -3,6 +3,9 @@ import type { Sql } from "@printshop/shared/db";
 import { ApiError, envelope, errorBody, ok } from "@printshop/shared/http";
 import type { Logger } from "@printshop/shared/log";
 import { RouteTable, type ServiceName, SERVICES } from "@printshop/shared/routes";
+import type { gatewayContract } from "@printshop/shared/contracts/gateway";
+import type { DataOf } from "@printshop/shared/contracts";
+import { parseOperationInput } from "@printshop/shared/http/operation-input";
 import {
   errorToResponse,
   requestContext,
@@ -32,7 +35,13 @@ export interface GatewayDeps {
 
 export type GatewayEnv = { Variables: RequestVariables & { principal?: Principal } };
 
-type LocalHandler = (principal: Principal) => unknown;
+/** The gateway's own operations, answered from the caller's principal (one per declaration). */
+type LocalHandlers = {
+  [K in keyof GatewayOperations]: (
+    principal: Principal,
+  ) => DataOf<GatewayOperations[K], 200>;
+};
+type GatewayOperations = typeof gatewayContract.operations;
 
 export function serviceUrls(config: Config): Record<ServiceName, string> {
   return {
@@ -54,7 +63,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   const table = new RouteTable();
   const urls = serviceUrls(config);
-  const local: Record<string, LocalHandler> = {
+  const local: LocalHandlers = {
     getMe: (principal) => describeCaller(principal),
     getLimits: (principal) => describeLimits(config, principal),
   };
@@ -107,8 +116,13 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     if (body) assertJson(body);
     const execute = async (): Promise<Response> => {
       if (route.service === "gateway") {
-        const handler = local[route.operationId];
-        if (!handler) throw new Error(`No gateway handler for ${route.operationId}`);
+        // Validated as a service validates its own operations: no undeclared query or body.
+        parseOperationInput(route, {
+          params: match.params,
+          query: new URL(c.req.url).searchParams,
+          body: body ? new TextDecoder().decode(body) : "",
+        });
+        const handler = local[route.operationId as keyof GatewayOperations];
         return Response.json(envelope(handler(principal)));
       }
       return await proxyToService(

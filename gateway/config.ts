@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   eventBusConfig,
   httpUrl,
+  limitsConfig,
   logLevel,
   port,
   positiveInt,
@@ -26,9 +27,8 @@ export const ConfigSchema = z.object({
   PARTNER_TOKEN_ISSUER: z.string().optional(),
   PARTNER_TOKEN_AUDIENCE: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: positiveInt(600, 1_000_000),
-  PAGE_SIZE_MAX: positiveInt(200, 10_000),
+  ...limitsConfig,
   MAX_BODY_BYTES: positiveInt(1_048_576, 100 * 1_048_576),
-  BULK_MAX_ROWS: positiveInt(1000, 100_000),
   /** How long the gateway waits for a service before answering 503. */
   PROXY_TIMEOUT_MS: positiveInt(30_000, 600_000),
   LOG_LEVEL: logLevel(),

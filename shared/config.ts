@@ -101,6 +101,15 @@ export const eventBusConfig = {
   KAFKA_SASL_PASSWORD: z.string().optional(),
 };
 
+/**
+ * Limits of the public API. Every process reads the same variables, so what the gateway
+ * advertises (GET /v1/reference/limits) is what each service enforces.
+ */
+export const limitsConfig = {
+  PAGE_SIZE_MAX: positiveInt(200, 10_000),
+  BULK_MAX_ROWS: positiveInt(1000, 100_000),
+};
+
 /** Variables every service process reads. */
 export const serviceBaseConfig = {
   PORT: port(8080),
@@ -108,5 +117,6 @@ export const serviceBaseConfig = {
   DATABASE_URL: postgresUrl(),
   INTERNAL_SECRET: secret(),
   LOG_LEVEL: logLevel(),
+  ...limitsConfig,
   ...eventBusConfig,
 };

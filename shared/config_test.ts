@@ -164,6 +164,9 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
     DATABASE_URL,
     INTERNAL_SECRET,
     LOG_LEVEL: "info",
+    // The API limits are in every process's base, so gateway and services agree on them.
+    PAGE_SIZE_MAX: 200,
+    BULK_MAX_ROWS: 1000,
     KAFKA_CLIENT_ID: "printshop",
     KAFKA_SSL: false,
   });

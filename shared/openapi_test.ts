@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { z } from "zod";
-import { CreateQuoteBody } from "./contracts/quotes.ts";
+import { CreateQuoteBody } from "./contracts/quotes/mod.ts";
 import {
   buildOpenApiDocument,
   type JsonSchema,

@@ -2,25 +2,36 @@ import type { Queryable } from "./db/mod.ts";
 import { uuidv7 } from "./ids.ts";
 import { context, propagation } from "@opentelemetry/api";
 import { OUTBOX_CHANNEL } from "./events/relay.ts";
-import { eventDefinition } from "./events/catalogue.ts";
+import { eventDefinition, type EventType } from "./events/catalogue.ts";
+import type { EventData } from "./contracts/platform.ts";
+import { assertEventDeclared, assertMatches, CONTRACT_CHECKS } from "./contract_checks.ts";
 
-export interface NewEvent {
+export interface NewEvent<T extends EventType> {
   organizationId: string;
-  /** Past tense, `<resource>.<verb>`: `quote.created`; listed in shared/events/catalogue.ts. */
-  type: string;
+  /** A declared event (shared/contracts): its payload type follows from its name. */
+  type: T;
   aggregateId: string;
-  payload: unknown;
+  payload: EventData<T>;
 }
 
 /**
  * Records an event in the service's `outbox` table. Call it with the transaction that makes the
  * change, so the event exists exactly when the change does. The notification is delivered at
- * commit (and not at all on rollback), which wakes the relay at once.
+ * commit (and not at all on rollback), which wakes the relay at once. With contract checks on,
+ * the payload must match its event's schema and the running operation must declare the event.
  */
-export async function writeEvent(tx: Queryable, event: NewEvent): Promise<string> {
-  if (!eventDefinition(event.type)) {
+export async function writeEvent<T extends EventType>(
+  tx: Queryable,
+  event: NewEvent<T>,
+): Promise<string> {
+  const definition = eventDefinition(event.type);
+  if (!definition) {
     // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
-    throw new Error(`Event type "${event.type}" is not in shared/events/catalogue.ts`);
+    throw new Error(`Event type "${event.type}" is not declared in shared/contracts`);
+  }
+  if (CONTRACT_CHECKS) {
+    assertEventDeclared(event.type);
+    assertMatches(definition.data, event.payload, `The payload of event "${event.type}"`);
   }
   const id = uuidv7();
   const carrier: Record<string, string> = {};

@@ -9,9 +9,7 @@ import {
   type InternalContext,
   verifyInternalContext,
 } from "./internal_context.ts";
-import { type Owner, routesOf, toHonoPath } from "./routes.ts";
 import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
-import { COSTS_READ } from "./scopes.ts";
 
 /** Variables every app (services and gateway) sets per request. */
 export interface RequestVariables {
@@ -29,7 +27,7 @@ export type ServiceEnv = { Variables: ServiceVariables };
 export type ServiceContext = Context<ServiceEnv>;
 
 export interface ServiceDefaultsOptions {
-  service: Owner;
+  service: string;
   logger: Logger;
   /** HMAC key of INTERNAL_SECRET; services refuse /v1 requests without a valid context. */
   contextKey: ContextKey;
@@ -47,10 +45,10 @@ export function requestIdOf(headers: Headers): string {
 
 /**
  * The one place that wires what every service needs: request ids, the request-scoped logger,
- * a server span joined to the caller's trace, /healthz, internal-context verification, the
- * route table's scope guards, and the mapping of errors to envelopes.
+ * a server span joined to the caller's trace, /healthz, internal-context verification, and the
+ * mapping of errors to envelopes. A service's operations are added by `createServiceApp`.
  */
-export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceEnv> {
+export function serviceDefaults(options: ServiceDefaultsOptions): Hono<ServiceEnv> {
   const app = new Hono<ServiceEnv>();
   const { logger, contextKey } = options;
 
@@ -88,10 +86,6 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
     await next();
   });
 
-  for (const route of routesOf(options.service)) {
-    if (route.scope) app.on(route.method, toHonoPath(route.path), requireScope(route.scope));
-  }
-
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));
   app.onError((error, c) => errorToResponse(error, c));
   return app;
@@ -102,7 +96,7 @@ export function createServiceApp(options: ServiceDefaultsOptions): Hono<ServiceE
  * log line per request (method, path, status, duration; never headers or bodies).
  */
 export function requestContext(
-  service: Owner,
+  service: string,
   logger: Logger,
 ): MiddlewareHandler<{ Variables: RequestVariables }> {
   return async (c, next) => {
@@ -130,39 +124,10 @@ export function requestContext(
   };
 }
 
-export function requireScope(scope: string): MiddlewareHandler<ServiceEnv> {
-  return async (c, next) => {
-    if (!c.get("auth").scopes.includes(scope)) {
-      throw new ApiError("insufficient_scope", `This operation needs scope "${scope}"`);
-    }
-    await next();
-  };
-}
-
 /** Path and query of a URL: the part of a request the internal context is bound to. */
 export function targetOf(url: string): string {
   const parsed = new URL(url);
   return parsed.pathname + parsed.search;
-}
-
-/** Whether the caller may see cost fields. */
-export function canSeeCosts(c: ServiceContext): boolean {
-  return c.get("auth").scopes.includes(COSTS_READ);
-}
-
-/** The fields that carry the shop's costs; only a costs.read caller sees or sets them. */
-export const COST_FIELDS = ["buyPrice", "extraCost", "setupCost", "unitCost"] as const;
-
-/** A write that sets a cost field needs costs.read: 403 insufficient_scope otherwise. */
-export function assertMayWriteCosts(c: ServiceContext, body: object): void {
-  if (canSeeCosts(c)) return;
-  const given = COST_FIELDS.filter((field) => field in body);
-  if (given.length > 0) {
-    throw new ApiError(
-      "insufficient_scope",
-      `Setting ${given.map((f) => `"${f}"`).join(", ")} needs scope "${COSTS_READ}"`,
-    );
-  }
 }
 
 /** Maps a thrown error to its envelope; the unexpected is logged and answered without detail. */

@@ -23,11 +23,19 @@ export interface ServiceDeps<C> {
   contextKey: ContextKey;
 }
 
-export interface RunServiceOptions<S extends z.ZodObject> {
+/**
+ * A service as a process starts it and as its tests do: its name (its schema and topic), its
+ * configuration schema, its migrations and how its app is built. Declared once, in its app.ts.
+ */
+export interface ServiceDefinition<S extends z.ZodObject = z.ZodObject> {
   service: string;
   configSchema: S;
+  /** The folder of its numbered SQL migrations. */
   migrations: URL;
   buildApp: (deps: ServiceDeps<z.output<S>>) => Hono<ServiceEnv>;
+}
+
+export interface RunServiceOptions<S extends z.ZodObject> extends ServiceDefinition<S> {
   /** Work beside the HTTP server (consumers, workers); stopped before the pool closes. */
   background?: (deps: ServiceDeps<z.output<S>> & { bus: EventBus }) => Promise<Stoppable>;
 }

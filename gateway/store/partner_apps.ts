@@ -1,3 +1,4 @@
+import { isScope, type Scope } from "@printshop/shared/scopes";
 import type { Queryable, Sql } from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
@@ -117,7 +118,12 @@ export async function upsertGrant(
       organizationId,
       type: "partner_grant.updated",
       aggregateId: appId,
-      payload: { appId, organizationId, scopes: app.scopes.filter((s) => scopes.includes(s)) },
+      payload: {
+        appId,
+        organizationId,
+        // Stored scopes were checked when the app was made; isScope narrows them to the type.
+        scopes: app.scopes.filter((s): s is Scope => isScope(s) && scopes.includes(s)),
+      },
     });
     return {
       appId,

@@ -1,16 +1,19 @@
 import type { Hono } from "hono";
-import { createServiceApp, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { ServiceDeps } from "@printshop/shared/service-main";
-import type { Config } from "./config.ts";
+import { catalogueContract } from "@printshop/shared/contracts/catalogue";
+import { createServiceApp } from "@printshop/shared/service-app";
+import type { ServiceEnv } from "@printshop/shared/service-defaults";
+import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
+import { type Config, ConfigSchema } from "./config.ts";
 
-/** The catalogue service. Its business routes arrive with their own issues; until then it serves health. */
+/** The Catalogue service: its contract declares no operations yet, so it serves its health check. */
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp({
-    service: "catalogue",
-    logger: deps.logger,
-    contextKey: deps.contextKey,
-    ready: async () => {
-      await deps.sql`SELECT 1`;
-    },
-  });
+  return createServiceApp(catalogueContract, deps, {});
 }
+
+/** The service as its process (main.ts) and its tests start it. */
+export const catalogueService: ServiceDefinition<typeof ConfigSchema> = {
+  service: catalogueContract.service,
+  configSchema: ConfigSchema,
+  migrations: new URL("./migrations/", import.meta.url),
+  buildApp: createApp,
+};

@@ -1,16 +1,19 @@
 import type { Hono } from "hono";
-import { createServiceApp, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { ServiceDeps } from "@printshop/shared/service-main";
-import type { Config } from "./config.ts";
+import { proofsContract } from "@printshop/shared/contracts/proofs";
+import { createServiceApp } from "@printshop/shared/service-app";
+import type { ServiceEnv } from "@printshop/shared/service-defaults";
+import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
+import { type Config, ConfigSchema } from "./config.ts";
 
-/** The proofs service. Its business routes arrive with their own issues; until then it serves health. */
+/** The Proofs service: its contract declares no operations yet, so it serves its health check. */
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp({
-    service: "proofs",
-    logger: deps.logger,
-    contextKey: deps.contextKey,
-    ready: async () => {
-      await deps.sql`SELECT 1`;
-    },
-  });
+  return createServiceApp(proofsContract, deps, {});
 }
+
+/** The service as its process (main.ts) and its tests start it. */
+export const proofsService: ServiceDefinition<typeof ConfigSchema> = {
+  service: proofsContract.service,
+  configSchema: ConfigSchema,
+  migrations: new URL("./migrations/", import.meta.url),
+  buildApp: createApp,
+};

@@ -1,10 +1,4 @@
 import { runService } from "@printshop/shared/service-main";
-import { ConfigSchema } from "./config.ts";
-import { createApp } from "./app.ts";
+import { proofsService } from "./app.ts";
 
-await runService({
-  service: "proofs",
-  configSchema: ConfigSchema,
-  migrations: new URL("./migrations/", import.meta.url),
-  buildApp: createApp,
-});
+await runService(proofsService);

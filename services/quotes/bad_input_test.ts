@@ -11,11 +11,8 @@ import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { type RouteDef, routesOf } from "@printshop/shared/routes";
 import { ErrorEnvelope } from "@printshop/shared/contracts";
 import { ERROR_CODES } from "@printshop/shared/http";
-import { createApp } from "./app.ts";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
 
 type Json = Record<string, unknown>;
 
@@ -208,12 +205,7 @@ interface Api {
 }
 
 async function api(): Promise<Api> {
-  const h = await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
+  const h = await serviceHarness(quotesService);
   const send = (method: string, path: string, org: string, body?: unknown) =>
     h.request(method, path, { organizationId: org, ...(body === undefined ? {} : { body }) });
   return {

@@ -1,27 +1,13 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import type { Hono } from "hono";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createServiceApp, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { ServiceDeps } from "@printshop/shared/service-main";
+import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import type { QuoteGroupDecoration } from "@printshop/shared/contracts";
+import type { QuoteGroupDecoration } from "@printshop/shared/contracts/quotes";
 import type { Config } from "./config.ts";
-import { quoteRoutes } from "./routes/quotes.ts";
-import { groupRoutes } from "./routes/groups.ts";
-import { decorationRoutes } from "./routes/decorations.ts";
-import { testConfig } from "./test_config.ts";
+import { quotesService } from "./app.ts";
 
-const config = testConfig(50);
+const config = { PAGE_SIZE_MAX: 50 };
 
 const WITHOUT_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
-
-interface Envelope<T = unknown> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
 
 interface Totals {
   subtotalExGst: number;
@@ -31,25 +17,8 @@ interface Totals {
 
 type Decoration = QuoteGroupDecoration;
 
-function buildApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  const app = createServiceApp({
-    service: "quotes",
-    logger: deps.logger,
-    contextKey: deps.contextKey,
-  });
-  app.route("/", quoteRoutes({ sql: deps.sql, pageSizeMax: deps.config.PAGE_SIZE_MAX }));
-  app.route("/", groupRoutes({ sql: deps.sql }));
-  app.route("/", decorationRoutes({ sql: deps.sql }));
-  return app;
-}
-
 async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp,
-  });
+  return await serviceHarness(quotesService, { config });
 }
 
 /** One organisation's view of the harness: every call is made as `org`. */

@@ -8,12 +8,10 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import { QUOTE_SORT_FIELDS } from "@printshop/shared/contracts";
-import { createApp } from "./app.ts";
+import { QUOTE_SORT_FIELDS } from "@printshop/shared/contracts/quotes";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
+import { COST_FIELDS } from "@printshop/shared/costs";
 
 type Json = Record<string, unknown>;
 
@@ -44,7 +42,6 @@ interface Detail {
 }
 
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
-const COST_FIELDS = ["buyPrice", "extraCost", "setupCost", "unitCost"];
 
 interface Api {
   h: ServiceHarness<Config>;
@@ -61,11 +58,7 @@ interface Api {
 
 async function api(): Promise<Api> {
   let statements = 0;
-  const h = await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
+  const h = await serviceHarness(quotesService, {
     onQuery: () => {
       statements++;
     },
@@ -682,7 +675,10 @@ step(
     }
     // Apart from the cost fields, the two lists are the same.
     const strip = (value: unknown): unknown =>
-      JSON.parse(JSON.stringify(value), (k, v) => (COST_FIELDS.includes(k) ? undefined : v));
+      JSON.parse(
+        JSON.stringify(value),
+        (k, v) => ((COST_FIELDS as readonly string[]).includes(k) ? undefined : v),
+      );
     assertEquals(strip(shown), hidden);
   },
 );

@@ -1,22 +1,9 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import type { Hono } from "hono";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createServiceApp, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { ServiceDeps } from "@printshop/shared/service-main";
+import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import type { Config } from "./config.ts";
-import { markupGroupRoutes } from "./routes/markup_groups.ts";
-import { taxRateRoutes } from "./routes/tax_rates.ts";
-import { testConfig } from "./test_config.ts";
+import { quotesService } from "./app.ts";
 
-const config = testConfig(5);
-
-interface Envelope<T = unknown> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
+const config = { PAGE_SIZE_MAX: 5 };
 
 interface Band {
   from: number;
@@ -36,24 +23,8 @@ interface Group {
   updatedAt: string;
 }
 
-function buildApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  const app = createServiceApp({
-    service: "quotes",
-    logger: deps.logger,
-    contextKey: deps.contextKey,
-  });
-  app.route("/", markupGroupRoutes({ sql: deps.sql }));
-  app.route("/", taxRateRoutes({ sql: deps.sql }));
-  return app;
-}
-
 async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp,
-  });
+  return await serviceHarness(quotesService, { config });
 }
 
 async function json<T = unknown>(res: Response): Promise<Envelope<T>> {

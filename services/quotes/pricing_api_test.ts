@@ -6,11 +6,8 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import { createApp } from "./app.ts";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
 
 type Json = Record<string, unknown>;
 
@@ -28,12 +25,7 @@ interface Api {
 }
 
 async function api(): Promise<Api> {
-  const h = await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
+  const h = await serviceHarness(quotesService);
   const org = crypto.randomUUID();
   const expect = async (
     status: number,

@@ -1,18 +1,9 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "./app.ts";
+import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { testConfig } from "./test_config.ts";
 
-const config = testConfig(5);
-
-interface Envelope<T = unknown> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
+const config = { PAGE_SIZE_MAX: 5 };
 
 interface QuoteData {
   id: string;
@@ -24,12 +15,7 @@ interface QuoteData {
 }
 
 async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
+  return await serviceHarness(quotesService, { config });
 }
 
 async function json<T = unknown>(res: Response): Promise<Envelope<T>> {

@@ -9,23 +9,21 @@
  * where rounding and truncation differ, read in a session whose time zone is not UTC.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import type { Quote } from "@printshop/shared/contracts";
+import type { Quote } from "@printshop/shared/contracts/quotes";
 import type { Queryable } from "@printshop/shared/db";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import { createApp } from "./app.ts";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
 import { QUOTE_COLUMNS, type QuoteRow, toQuote } from "./store/rows.ts";
 import { groupsOfQuotes } from "./store/read_model.ts";
 import { findQuoteJson } from "./store/quotes.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
+import { COST_FIELDS } from "@printshop/shared/costs";
+import { ApiError } from "@printshop/shared/http";
 
 type Json = Record<string, unknown>;
 
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
-const COST_FIELDS = ["buyPrice", "extraCost", "setupCost", "unitCost"];
 
 /** Text that JSON must escape: quotes, backslashes, control characters, non-ASCII, astral. */
 const AWKWARD = 'He said "rush" \\ back\tslash\nnew line \u0001\u001f é ✓ 😀 </script>';
@@ -38,12 +36,7 @@ interface Api {
 }
 
 async function api(): Promise<Api> {
-  const h = await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
+  const h = await serviceHarness(quotesService);
   const org = crypto.randomUUID();
   return {
     h,
@@ -352,10 +345,13 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
         const expected = await presented(a.h.sql, a.org, ids, costs);
         for (const id of ids) {
           const text = await findQuoteJson(a.h.sql, a.org, id, costs);
-          assert(text !== null, `quote ${id} is found`);
           assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}`);
         }
-        assertEquals(await findQuoteJson(a.h.sql, crypto.randomUUID(), fullId, costs), null);
+        // Another organisation's quote is not found, exactly like a missing one.
+        await assert.rejects(
+          findQuoteJson(a.h.sql, crypto.randomUUID(), fullId, costs),
+          (error) => error instanceof ApiError && error.code === "not_found",
+        );
       });
 
       await t.step(`the same in a session whose time zone is not UTC, ${who}`, async () => {
@@ -363,7 +359,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
           await tx`SET LOCAL TimeZone = 'Australia/Adelaide'`;
           const expected = await presented(tx, a.org, ids, costs);
           for (const id of ids) {
-            const text = (await findQuoteJson(tx, a.org, id, costs))!;
+            const text = await findQuoteJson(tx, a.org, id, costs);
             assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}, Adelaide`);
           }
         });
@@ -393,7 +389,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
         const keys = keysIn(page);
         assertEquals(
           COST_FIELDS.filter((f) => keys.has(f)),
-          costs ? COST_FIELDS : [],
+          costs ? [...COST_FIELDS] : [],
           "cost keys are present with costs.read and absent (not null) without",
         );
         const empty = await a.get("/v1/quotes?limit=0", scopes);

@@ -7,11 +7,8 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "./app.ts";
+import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { testConfig } from "./test_config.ts";
-
-const config = testConfig();
 
 type Json = Record<string, unknown>;
 type Kind = "line" | "decoration";
@@ -34,12 +31,7 @@ interface Api {
 }
 
 async function api(): Promise<Api> {
-  const h = await serviceHarness({
-    service: "quotes",
-    migrations: new URL("./migrations/", import.meta.url),
-    config,
-    buildApp: createApp,
-  });
+  const h = await serviceHarness(quotesService);
   const org = crypto.randomUUID();
   const send = async (method: string, path: string, body?: unknown) => {
     const res = await h.request(method, path, {

@@ -1,7 +1,9 @@
 import type { Hono } from "hono";
-import { createServiceApp, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { ServiceDeps } from "@printshop/shared/service-main";
-import type { Config } from "./config.ts";
+import { webhooksContract } from "@printshop/shared/contracts/webhooks";
+import { createServiceApp } from "@printshop/shared/service-app";
+import type { ServiceEnv } from "@printshop/shared/service-defaults";
+import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
+import { type Config, ConfigSchema } from "./config.ts";
 import { createSecretBox, type SecretBox } from "./delivery/secret_box.ts";
 import type { DispatchDeps } from "./dispatch.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -24,26 +26,24 @@ export function dispatchDepsOf(deps: ServiceDeps<Config>): () => Promise<Dispatc
 }
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  const app = createServiceApp({
-    service: "webhooks",
-    logger: deps.logger,
-    contextKey: deps.contextKey,
-    ready: async () => {
-      await deps.sql`SELECT 1`;
-    },
-  });
   const dispatch = dispatchDepsOf(deps);
   const pageSizeMax = deps.config.PAGE_SIZE_MAX;
-  app.route(
-    "/",
-    webhookRoutes({
+  return createServiceApp(webhooksContract, deps, {
+    ...eventRoutes({ sql: deps.sql, pageSizeMax }),
+    ...webhookRoutes({
       sql: deps.sql,
       box: async () => (await dispatch()).box,
       dispatch,
       allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
       pageSizeMax,
     }),
-  );
-  app.route("/", eventRoutes({ sql: deps.sql, pageSizeMax }));
-  return app;
+  });
 }
+
+/** The service as its process (main.ts) and its tests start it. */
+export const webhooksService: ServiceDefinition<typeof ConfigSchema> = {
+  service: webhooksContract.service,
+  configSchema: ConfigSchema,
+  migrations: new URL("./migrations/", import.meta.url),
+  buildApp: createApp,
+};

@@ -4,7 +4,6 @@ import { parseRetrySchedule } from "./domain/retry_schedule.ts";
 
 export const ConfigSchema = z.object({
   ...serviceBaseConfig,
-  PAGE_SIZE_MAX: positiveInt(200, 10_000),
   /** Only for development and tests: lets subscriptions point at loopback and private hosts. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool(false),
   WEBHOOK_RETRY_SCHEDULE: z.string().default("5s,5m,30m,2h,5h,10h,10h").transform(

@@ -1,14 +1,10 @@
 import { runService } from "@printshop/shared/service-main";
-import { ConfigSchema } from "./config.ts";
-import { createApp, dispatchDepsOf } from "./app.ts";
+import { dispatchDepsOf, webhooksService } from "./app.ts";
 import { startEventConsumer } from "./consumer.ts";
 import { startDeliveryWorker } from "./worker.ts";
 
 await runService({
-  service: "webhooks",
-  configSchema: ConfigSchema,
-  migrations: new URL("./migrations/", import.meta.url),
-  buildApp: createApp,
+  ...webhooksService,
   background: async (deps) => {
     const worker = await startDeliveryWorker(await dispatchDepsOf(deps)());
     const consumer = await startEventConsumer(deps);

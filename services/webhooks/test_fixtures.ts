@@ -5,21 +5,28 @@
 import assert from "node:assert/strict";
 import type { BusEvent } from "@printshop/shared/events";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
-import { createApp } from "./app.ts";
+import { webhooksService } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createSecretBox } from "./delivery/secret_box.ts";
 import { type Owner, subscribe } from "./store/subscriptions.ts";
-import { testConfig } from "./test_config.ts";
 
-/** The webhooks app on a fresh, migrated database, configured by `testConfig(overrides)`. */
+/**
+ * The webhooks app on a fresh, migrated database. Private targets are allowed unless a test says
+ * otherwise, so a receiver on loopback can be subscribed; retries wait 200 ms so a test can watch
+ * a delivery run out of them.
+ */
 export async function webhooksHarness(
   overrides: Partial<Config> = {},
 ): Promise<ServiceHarness<Config>> {
-  return await serviceHarness({
-    service: "webhooks",
-    migrations: new URL("./migrations/", import.meta.url),
-    config: testConfig(overrides),
-    buildApp: createApp,
+  return await serviceHarness(webhooksService, {
+    env: { WEBHOOK_SECRETS_KEY: "test-webhook-secrets-key-of-at-least-32-chars" },
+    config: {
+      PAGE_SIZE_MAX: 50,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: true,
+      WEBHOOK_RETRY_SCHEDULE: [200, 200],
+      WEBHOOK_TIMEOUT_MS: 1000,
+      ...overrides,
+    },
   });
 }
 

@@ -6,6 +6,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import {
+  type Envelope,
   type ServiceHarness,
   startWebhookReceiver,
   type WebhookReceiver,
@@ -14,7 +15,7 @@ import type {
   EventLogPage,
   WebhookDelivery,
   WebhookSubscription,
-} from "@printshop/shared/contracts";
+} from "@printshop/shared/contracts/webhooks";
 import { type BusEvent, EVENT_DEFINITIONS, PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
 import type { Config } from "./config.ts";
 import { createSecretBox } from "./delivery/secret_box.ts";
@@ -25,14 +26,6 @@ import { busEvent, webhooksHarness } from "./test_fixtures.ts";
 type Subscription = WebhookSubscription;
 type Delivery = WebhookDelivery;
 type LogPage = EventLogPage;
-
-interface Envelope<T = unknown> {
-  status: boolean;
-  message: string;
-  data: T;
-  error?: string;
-  details?: { path: string; message: string }[];
-}
 
 interface SubscriptionPage {
   items: Subscription[];

@@ -3,6 +3,10 @@ import { ERROR_CODES } from "../http/errors.ts";
 
 export const Uuid = z.uuid({ error: "Must be a UUID" });
 
+/** How a caller authenticated: an organisation's own key, or a partner app acting for it. */
+export const CREDENTIAL_KINDS = ["tenant_key", "partner"] as const;
+export type CredentialKind = typeof CREDENTIAL_KINDS[number];
+
 const isRealDate = (value: string): boolean => {
   const date = new Date(`${value}T00:00:00.000Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
@@ -32,13 +36,29 @@ export const ErrorEnvelope = z.object({
   details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 }).meta({ id: "ErrorEnvelope" });
 
-export function successEnvelope<T extends z.ZodType>(data: T): z.ZodObject {
+export function successEnvelope<T extends z.ZodType>(
+  data: T,
+): z.ZodObject<{ status: z.ZodBoolean; message: z.ZodString; data: T }> {
   return z.object({ status: z.boolean(), message: z.string(), data });
 }
 
 /** Offset-list `data`: one page of items and the count of every matching row. */
-export function page<T extends z.ZodType>(item: T): z.ZodObject {
+export function page<T extends z.ZodType>(
+  item: T,
+): z.ZodObject<{ items: z.ZodArray<T>; totalCount: z.ZodInt }> {
   return z.object({ items: z.array(item), totalCount: z.int().min(0) });
+}
+
+/** Cursor-list `data`: one page of items and where the next one starts (null at the end). */
+export function cursorPage<T extends z.ZodType>(
+  item: T,
+): z.ZodObject<{ items: z.ZodArray<T>; nextCursor: z.ZodNullable<z.ZodString> }> {
+  return z.object({
+    items: z.array(item),
+    nextCursor: z.string().nullable().meta({
+      description: "Pass as `cursor` for the next page; null when this page is the last",
+    }),
+  });
 }
 
 export const SortDirection = z.enum(["asc", "desc"], { error: "Must be asc or desc" });
@@ -52,3 +72,12 @@ export const Deleted = z.object({ id: Uuid }).meta({ id: "Deleted" });
 
 /** The query of an endpoint that takes no parameters: any given one is refused by name. */
 export const NoQuery = z.strictObject({});
+
+/** The same fields, each optional: a PATCH body from the fields a create takes. */
+export function optionalAll<T extends Record<string, z.ZodType>>(
+  fields: T,
+): { [K in keyof T]: z.ZodOptional<T[K]> } {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof T]: z.ZodOptional<T[K]>;
+  };
+}

@@ -1,7 +1,7 @@
 import type postgres from "postgres";
 import { z } from "zod";
 import { type Filter, FILTER_OPS, type FilterOp, Filters } from "../contracts/filters.ts";
-import { ApiError, type ErrorDetail } from "../http/errors.ts";
+import { ApiError, type ErrorDetail, invalid } from "../http/errors.ts";
 import { parseWith } from "../http/validation.ts";
 import { isUuid } from "../ids.ts";
 import type { Queryable } from "./mod.ts";
@@ -130,9 +130,7 @@ export function compileFilters(
     const found = checkFilter(filter, fields, path, details);
     if (found) fragments.push(compileOne(sql, filter.op, found.field, found.operands));
   });
-  if (details.length > 0) {
-    throw new ApiError("validation_error", summarise(details), details);
-  }
+  if (details.length > 0) throw invalid("filters", details);
   return fragments;
 }
 
@@ -341,13 +339,4 @@ function compileOne(
     case "isNotNull":
       return sql`(${column} IS NOT NULL)`;
   }
-}
-
-/** One-line message of a refusal, as the other validation errors word it. */
-function summarise(details: ErrorDetail[]): string {
-  const first = details[0]!;
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
-  return `Invalid filters: "${first.path}" ${
-    first.message.charAt(0).toLowerCase() + first.message.slice(1)
-  }${more}`;
 }

@@ -74,6 +74,23 @@ export function errorResponse(
 export const notFound = (what: string, id: string): ApiError =>
   new ApiError("not_found", `${what} "${id}" was not found`);
 
+/**
+ * A 400 listing every problem with `what` (the request body, a markup group…); the message
+ * names the first: `Invalid markup group: "bands.1.from" must be … (and 2 more)`.
+ */
+export function invalid(what: string, details: ErrorDetail[]): ApiError {
+  const first = details[0];
+  if (!first) return new ApiError("validation_error", `Invalid ${what}`);
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return new ApiError(
+    "validation_error",
+    `Invalid ${what}: ${first.path ? `"${first.path}" ` : ""}${
+      first.message.charAt(0).toLowerCase() + first.message.slice(1)
+    }${more}`,
+    details,
+  );
+}
+
 export const validationError = (path: string, message: string): ApiError =>
   new ApiError("validation_error", `Invalid ${path || "request"}: ${message}`, [{ path, message }]);
 

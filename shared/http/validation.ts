@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { ApiError, type ErrorDetail } from "./errors.ts";
+import { ApiError, type ErrorDetail, invalid } from "./errors.ts";
 import { isUuid } from "../ids.ts";
 
 /** Turns zod issues into the `details` of a 400, one entry per offending path. */
@@ -17,15 +17,6 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetai
     }
   }
   return details;
-}
-
-function summarise(where: string, details: ErrorDetail[]): string {
-  const first = details[0];
-  if (!first) return `Invalid ${where}`;
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
-  return `Invalid ${where}: ${first.path ? `"${first.path}" ` : ""}${
-    first.message.charAt(0).toLowerCase() + first.message.slice(1)
-  }${more}`;
 }
 
 /**
@@ -65,8 +56,7 @@ export function parseWith<S extends z.ZodType>(
   }
   const result = schema.safeParse(value);
   if (!result.success) {
-    const details = issuesToDetails(result.error.issues);
-    throw new ApiError("validation_error", summarise(where, details), details);
+    throw invalid(where, issuesToDetails(result.error.issues));
   }
   return result.data;
 }
@@ -80,18 +70,21 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
-/** Reads and validates the JSON body of a request. An empty body counts as `{}`. */
-export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text();
+/** Validates JSON body text; an empty body counts as `{}`. */
+export function parseBodyText<S extends z.ZodType>(text: string, schema: S): z.output<S> {
   const value = text.trim() === "" ? {} : parseJsonText(text);
   return parseWith(schema, value, "request body");
 }
 
-/** Validates the query string; unknown parameters are refused so a typo never passes silently. */
-export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  const url = new URL(c.req.url);
+/** Reads and validates the JSON body of a request. An empty body counts as `{}`. */
+export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  return parseBodyText(await c.req.text(), schema);
+}
+
+/** Validates a query string; unknown parameters are refused so a typo never passes silently. */
+export function parseQuery<S extends z.ZodType>(params: URLSearchParams, schema: S): z.output<S> {
   const raw: Record<string, string> = {};
-  for (const [key, value] of url.searchParams) {
+  for (const [key, value] of params) {
     if (Object.hasOwn(raw, key)) {
       throw new ApiError("validation_error", `Invalid query: "${key}" is given more than once`, [
         { path: key, message: "Given more than once" },
@@ -102,13 +95,22 @@ export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<
   return parseWith(schema, raw, "query");
 }
 
-/** A path id must be a UUID; anything else is a 400 naming the parameter. */
-export function readUuidParam(c: Context, name: string): string {
-  const value = c.req.param(name) ?? "";
+/** Validates the query string of a request (see parseQuery). */
+export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  return parseQuery(new URL(c.req.url).searchParams, schema);
+}
+
+/** A path id must be a UUID; anything else is a 400 naming the parameter. Lower-cased. */
+export function parseUuidParam(name: string, value: string): string {
   if (!isUuid(value)) {
     throw new ApiError("validation_error", `Invalid path: "${name}" must be a UUID`, [
       { path: name, message: "Must be a UUID" },
     ]);
   }
   return value.toLowerCase();
+}
+
+/** A path id of a request (see parseUuidParam). */
+export function readUuidParam(c: Context, name: string): string {
+  return parseUuidParam(name, c.req.param(name) ?? "");
 }

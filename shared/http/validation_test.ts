@@ -4,6 +4,7 @@ import { z } from "zod";
 import { errorToResponse } from "@printshop/shared/service-defaults";
 import { ok } from "./envelope.ts";
 import { readBody, readQuery, readUuidParam } from "./validation.ts";
+import type { Envelope } from "@printshop/shared/testing";
 
 const Address = z.strictObject({ city: z.string(), zip: z.string().optional() });
 const Body = z.strictObject({
@@ -20,14 +21,6 @@ function app(): Hono {
   app.get("/things/:thingId", (c) => ok(c, { id: readUuidParam(c, "thingId") }));
   app.onError((error, c) => errorToResponse(error, c));
   return app;
-}
-
-interface Envelope {
-  status: boolean;
-  message: string;
-  data?: unknown;
-  error?: string;
-  details?: { path: string; message: string }[];
 }
 
 async function post(body: string | undefined): Promise<{ status: number; body: Envelope }> {

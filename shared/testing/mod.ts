@@ -2,3 +2,4 @@ export * from "./db.ts";
 export * from "./stack.ts";
 export * from "./service.ts";
 export * from "./receiver.ts";
+export * from "./envelope.ts";

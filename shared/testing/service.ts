@@ -1,4 +1,6 @@
 import type { Hono } from "hono";
+import type { z } from "zod";
+import { loadConfig } from "../config.ts";
 import { openDatabase, type Sql } from "../db/mod.ts";
 import { createLogger, type Logger } from "../log.ts";
 import {
@@ -9,7 +11,7 @@ import {
   signInternalContext,
 } from "../internal_context.ts";
 import { ALL_SCOPES } from "../scopes.ts";
-import type { ServiceDeps } from "../service_main.ts";
+import type { ServiceDefinition, ServiceDeps } from "../service_main.ts";
 import { type ServiceEnv, targetOf } from "../service_defaults.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
 
@@ -39,22 +41,44 @@ export interface ServiceHarness<C> {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export async function serviceHarness<C>(options: {
-  service: string;
-  migrations: URL;
-  config: C;
-  buildApp: (deps: ServiceDeps<C>) => Hono<ServiceEnv>;
+/** What every service's configuration needs in a test; the database comes from the harness. */
+export const TEST_SERVICE_ENV: Readonly<Record<string, string>> = {
+  DATABASE_URL: "postgres://unused",
+  INTERNAL_SECRET: "test-internal-secret-of-at-least-32-chars",
+  LOG_LEVEL: "error",
+};
+
+export interface ServiceHarnessOptions<C> {
+  /** More variables, as a process would read them (required ones the service adds, say). */
+  env?: Record<string, string>;
+  /** Values laid over the loaded configuration. */
+  config?: Partial<C>;
   logger?: Logger;
   onQuery?: (text: string) => void;
-}): Promise<ServiceHarness<C>> {
+}
+
+/**
+ * The service's real app, as `runService` builds it, on a fresh migrated database. Its
+ * configuration is its own schema's defaults, loaded from TEST_SERVICE_ENV and `env`, with
+ * `config` laid over.
+ */
+export async function serviceHarness<S extends z.ZodObject>(
+  definition: ServiceDefinition<S>,
+  options: ServiceHarnessOptions<z.output<S>> = {},
+): Promise<ServiceHarness<z.output<S>>> {
+  type C = z.output<S>;
+  const config: C = {
+    ...loadConfig(definition.configSchema, { ...TEST_SERVICE_ENV, ...options.env }),
+    ...options.config,
+  };
   const db: TestDatabase = await createTestDatabase();
   const logger = options.logger ?? createLogger({ level: "error" });
-  const sql = await openDatabase(db.url, options.service, options.migrations, logger, {
+  const sql = await openDatabase(db.url, definition.service, definition.migrations, logger, {
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
-  const contextKey = await importContextKey("test-internal-secret-of-at-least-32-chars");
-  const deps: ServiceDeps<C> = { config: options.config, sql, logger, contextKey };
-  const app = options.buildApp(deps);
+  const contextKey = await importContextKey(TEST_SERVICE_ENV.INTERNAL_SECRET!);
+  const deps: ServiceDeps<C> = { config, sql, logger, contextKey };
+  const app = definition.buildApp(deps);
   const defaultOrg = crypto.randomUUID();
   const close = async (): Promise<void> => {
     await sql.end();

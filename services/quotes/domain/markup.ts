@@ -10,12 +10,9 @@ import { Decimal } from "decimal.js";
 /** A finite decimal written in plain or exponent notation, e.g. `"5.50"`, `"-20.9"`, `"1e-4"`. */
 export type DecimalString = string;
 
-export const MARKUP_TYPES = ["percentage", "fixed"] as const;
-export type MarkupType = typeof MARKUP_TYPES[number];
+import type { MarkupLane, MarkupType } from "@printshop/shared/contracts/quotes";
 
-export const MARKUP_LANES = ["garment", "decoration", "setup"] as const;
-/** Garment and decoration lanes band on a quantity; the setup lane bands on a setup cost. */
-export type MarkupLane = typeof MARKUP_LANES[number];
+export type { MarkupLane, MarkupType };
 
 export interface MarkupBand {
   /** A quantity (garment, decoration lanes; a whole number) or a setup cost (setup lane). */

@@ -12,7 +12,14 @@
  *   half away from zero.
  * Quantities are JS integers.
  */
-import { LINE_TYPES } from "@printshop/shared/contracts";
+import {
+  type AdjustmentLineType,
+  isAdjustment,
+  LINE_TYPES,
+  type LineType,
+  type MarkupSource,
+  type ValueType,
+} from "@printshop/shared/contracts/quotes";
 import type { Decimal } from "decimal.js";
 import {
   applyMarkup,
@@ -32,19 +39,11 @@ import {
   UNIT_DECIMALS,
 } from "./markup.ts";
 
-export const MARKUP_SOURCES = ["group", "manual"] as const;
-export type MarkupSource = typeof MARKUP_SOURCES[number];
-
 /** The line types of the API contract (spec 2.4): one list, owned by shared/contracts. */
 export { LINE_TYPES };
-export type LineType = typeof LINE_TYPES[number];
-/** Lines whose amount depends on the rest of the group. */
-export type AdjustmentLineType = "Discount" | "Surcharge";
-/** Every other line: part of the group's goods total. */
+export type { AdjustmentLineType, LineType, MarkupSource, ValueType };
+/** Every line that is not an adjustment: part of the group's goods total. */
 export type GoodsLineType = Exclude<LineType, AdjustmentLineType>;
-
-export const VALUE_TYPES = ["Flat", "Percentage"] as const;
-export type ValueType = typeof VALUE_TYPES[number];
 
 export interface VariantInput {
   quantity: number;
@@ -270,7 +269,7 @@ export interface LineTotals {
 }
 
 export function isAdjustmentLine(line: LineInput): line is AdjustmentLine {
-  return line.lineType === "Discount" || line.lineType === "Surcharge";
+  return isAdjustment(line.lineType);
 }
 
 export function isGoodsLine(line: LineInput): line is GoodsLine {
@@ -294,9 +293,8 @@ function optional(value: DecimalString | null, field: string): Decimal {
  * off, Flat takes the amount in `discountPercentage` off (neither is clamped).
  */
 export function lineTotals(line: GoodsLine): LineTotals {
-  const lineType = line.lineType as LineType;
-  if (lineType === "Discount" || lineType === "Surcharge") {
-    throw new RangeError(`${lineType} lines are priced by adjustmentTotal`);
+  if (isAdjustment(line.lineType)) {
+    throw new RangeError(`${line.lineType} lines are priced by adjustmentTotal`);
   }
   let quantity: number;
   let unitPriceExGst: DecimalString;

@@ -2,14 +2,11 @@
  * A group's lines and decorations share ONE `sortOrder` sequence 1..n (spec 2.3; docs "Quote
  * pricing rules", Row order). Rows are identified by kind and id together.
  */
-import { insertPosition } from "./ordering.ts";
+import type { RowRef as Row } from "@printshop/shared/ordering";
+import type { ROW_KINDS } from "@printshop/shared/contracts/quotes";
 
-export type RowKind = "line" | "decoration";
-
-export interface RowRef {
-  id: string;
-  kind: RowKind;
-}
+export type RowKind = typeof ROW_KINDS[number];
+export type RowRef = Row<RowKind>;
 
 export interface SortAssignment extends RowRef {
   sortOrder: number;
@@ -87,29 +84,4 @@ export function renumber(
     ok: true,
     assignments: requested.map((item, i) => ({ id: item.id, kind: item.kind, sortOrder: i + 1 })),
   };
-}
-
-export interface Insertion {
-  /** The new row's sortOrder. */
-  sortOrder: number;
-  /**
-   * Existing rows that move: every sortOrder at or after the insertion point, shifted by one,
-   * highest first (so applying them in order never collides on a unique sortOrder).
-   */
-  shifts: { from: number; to: number }[];
-}
-
-/**
- * Where a new row goes among `existing` sortOrders (lines and decorations together): appended
- * (max + 1) when no position is asked for, otherwise at the asked position — clamped to 1..max+1
- * as `insertPosition` does — with the rows at or after it shifted by one.
- */
-export function insertAt(existing: readonly number[], requested?: number): Insertion {
-  const max = existing.reduce((a, b) => Math.max(a, b), 0);
-  const sortOrder = insertPosition(max, requested);
-  const shifts = existing
-    .filter((order) => order >= sortOrder)
-    .sort((a, b) => b - a)
-    .map((order) => ({ from: order, to: order + 1 }));
-  return { sortOrder, shifts };
 }

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { insertPosition } from "./ordering.ts";
-import { insertAt, renumber, type RowKind, type RowRef } from "./reorder.ts";
+import { renumber, type RowKind, type RowRef } from "./reorder.ts";
 
 const rows: RowRef[] = [
   { id: "l1", kind: "line" },
@@ -123,37 +122,6 @@ Deno.test("renumber(): refuses any request with a duplicate, an unknown or a mis
         assert.deepEqual(result.problems.map((p) => [p.code, p.item]), [
           [code, code === "unknown" ? unknown : chosen],
         ]);
-      },
-    ),
-  );
-});
-
-Deno.test("insertAt() appends when no position is asked for and shifts rows at or after an asked one", () => {
-  assert.deepEqual(insertAt([]), { sortOrder: 1, shifts: [] });
-  assert.deepEqual(insertAt([1, 2, 3]), { sortOrder: 4, shifts: [] });
-  assert.deepEqual(insertAt([1, 2, 3], 2), {
-    sortOrder: 2,
-    shifts: [{ from: 3, to: 4 }, { from: 2, to: 3 }],
-  });
-  assert.deepEqual(insertAt([3, 1, 2], 1).shifts.map((s) => s.from), [3, 2, 1]);
-  // Clamped: past the end appends, below 1 goes first.
-  assert.deepEqual(insertAt([1, 2, 3], 99), { sortOrder: 4, shifts: [] });
-  assert.equal(insertAt([1, 2, 3], 0).sortOrder, 1);
-  assert.equal(insertAt([1, 2, 3], -5).shifts.length, 3);
-});
-
-Deno.test("insertAt() agrees with ordering.ts insertPosition() and keeps the sequence 1..n+1", () => {
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 0, max: 30 }),
-      fc.option(fc.integer({ min: -5, max: 40 }), { nil: undefined }),
-      (n, requested) => {
-        const existing = Array.from({ length: n }, (_, i) => i + 1);
-        const { sortOrder, shifts } = insertAt(existing, requested);
-        assert.equal(sortOrder, insertPosition(n, requested));
-        const moved = new Map(shifts.map((s) => [s.from, s.to]));
-        const after = [...existing.map((o) => moved.get(o) ?? o), sortOrder].sort((a, b) => a - b);
-        assert.deepEqual(after, Array.from({ length: n + 1 }, (_, i) => i + 1));
       },
     ),
   );

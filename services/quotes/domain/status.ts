@@ -1,4 +1,4 @@
-import type { QuoteStatus } from "@printshop/shared/contracts";
+import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
 
 /**
  * The quote lifecycle. A quote is priced and edited in `draft`; `sent` freezes it while the

@@ -1,61 +1,27 @@
-import { Hono } from "hono";
-import {
-  CreateQuoteGroupBody,
-  ReorderBody,
-  UpdateQuoteGroupBody,
-} from "@printshop/shared/contracts";
-import { created, ok, readBody, readUuidParam } from "@printshop/shared/http";
-import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
-import type { Sql } from "@printshop/shared/db";
+import type { groupOperations } from "@printshop/shared/contracts/quotes";
+import type { Handlers } from "@printshop/shared/service-app";
+import type { ServiceDeps } from "@printshop/shared/service-main";
+import type { Config } from "../config.ts";
 import { createGroup, deleteGroup, reorderGroup, updateGroup } from "../store/groups.ts";
 
-export function groupRoutes({ sql }: { sql: Sql }): Hono<ServiceEnv> {
-  const app = new Hono<ServiceEnv>();
-
-  app.post("/v1/quotes/:quoteId/groups", async (c) => {
-    const quoteId = readUuidParam(c, "quoteId");
-    const input = await readBody(c, CreateQuoteGroupBody);
-    const group = await createGroup(
-      sql,
-      c.get("auth").organizationId,
-      quoteId,
-      input,
-      canSeeCosts(c),
-    );
-    return created(c, group, "Quote group created");
-  });
-
-  app.patch("/v1/quote-groups/:groupId", async (c) => {
-    const groupId = readUuidParam(c, "groupId");
-    const input = await readBody(c, UpdateQuoteGroupBody);
-    const group = await updateGroup(
-      sql,
-      c.get("auth").organizationId,
-      groupId,
-      input,
-      canSeeCosts(c),
-    );
-    return ok(c, group, { message: "Quote group updated" });
-  });
-
-  app.delete("/v1/quote-groups/:groupId", async (c) => {
-    const groupId = readUuidParam(c, "groupId");
-    await deleteGroup(sql, c.get("auth").organizationId, groupId);
-    return ok(c, { id: groupId }, { message: "Quote group deleted" });
-  });
-
-  app.post("/v1/quote-groups/:groupId/reorder", async (c) => {
-    const groupId = readUuidParam(c, "groupId");
-    const input = await readBody(c, ReorderBody);
-    const group = await reorderGroup(
-      sql,
-      c.get("auth").organizationId,
-      groupId,
-      input,
-      canSeeCosts(c),
-    );
-    return ok(c, group, { message: "Quote group reordered" });
-  });
-
-  return app;
+export function groupRoutes({ sql }: ServiceDeps<Config>): Handlers<typeof groupOperations> {
+  return {
+    createQuoteGroup: async ({ params, body, organizationId, costs }) => ({
+      status: 201,
+      data: await createGroup(sql, organizationId, params.quoteId, body, costs),
+      message: "Quote group created",
+    }),
+    updateQuoteGroup: async ({ params, body, organizationId, costs }) => ({
+      data: await updateGroup(sql, organizationId, params.groupId, body, costs),
+      message: "Quote group updated",
+    }),
+    deleteQuoteGroup: async ({ params, organizationId }) => {
+      await deleteGroup(sql, organizationId, params.groupId);
+      return { data: { id: params.groupId }, message: "Quote group deleted" };
+    },
+    reorderQuoteGroup: async ({ params, body, organizationId, costs }) => ({
+      data: await reorderGroup(sql, organizationId, params.groupId, body, costs),
+      message: "Quote group reordered",
+    }),
+  };
 }

@@ -1,16 +1,7 @@
-import { Hono } from "hono";
-import { CreateMarkupGroupBody, NoQuery, UpdateMarkupGroupBody } from "@printshop/shared/contracts";
-import {
-  conflict,
-  created,
-  notFound,
-  ok,
-  readBody,
-  readQuery,
-  readUuidParam,
-} from "@printshop/shared/http";
-import type { ServiceEnv } from "@printshop/shared/service-defaults";
-import type { Sql } from "@printshop/shared/db";
+import type { markupGroupOperations } from "@printshop/shared/contracts/quotes";
+import type { Handlers } from "@printshop/shared/service-app";
+import type { ServiceDeps } from "@printshop/shared/service-main";
+import type { Config } from "../config.ts";
 import {
   createMarkupGroup,
   deleteMarkupGroup,
@@ -19,53 +10,29 @@ import {
   updateMarkupGroup,
 } from "../store/markup_groups.ts";
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
-
-/** `/v1/markup-groups`: CRUD of the organisation's markup groups (scopes come from the route table). */
-export function markupGroupRoutes({ sql }: { sql: Sql }): Hono<ServiceEnv> {
-  const app = new Hono<ServiceEnv>();
-
-  app.post("/v1/markup-groups", async (c) => {
-    const input = await readBody(c, CreateMarkupGroupBody);
-    const group = await createMarkupGroup(sql, c.get("auth").organizationId, input);
-    return created(c, group, "Markup group created");
-  });
-
-  app.get("/v1/markup-groups", async (c) => {
-    readQuery(c, NoQuery);
-    return ok(c, await listMarkupGroups(sql, c.get("auth").organizationId));
-  });
-
-  app.get("/v1/markup-groups/:markupGroupId", async (c) => {
-    const id = readUuidParam(c, "markupGroupId");
-    readQuery(c, NoQuery);
-    const group = await findMarkupGroup(sql, c.get("auth").organizationId, id);
-    if (!group) throw notFound("Markup group", id);
-    return ok(c, group);
-  });
-
-  app.patch("/v1/markup-groups/:markupGroupId", async (c) => {
-    const id = readUuidParam(c, "markupGroupId");
-    const input = await readBody(c, UpdateMarkupGroupBody);
-    const group = await updateMarkupGroup(sql, c.get("auth").organizationId, id, input);
-    if (!group) throw notFound("Markup group", id);
-    return ok(c, group, { message: "Markup group updated" });
-  });
-
-  app.delete("/v1/markup-groups/:markupGroupId", async (c) => {
-    const id = readUuidParam(c, "markupGroupId");
-    const result = await deleteMarkupGroup(sql, c.get("auth").organizationId, id);
-    if (result.outcome === "not_found") throw notFound("Markup group", id);
-    if (result.outcome === "in_use") {
-      const rows = result.variants + result.decorations;
-      throw conflict(
-        `Markup group "${id}" is used by ${plural(rows, "quote row")} (${
-          plural(result.variants, "variant")
-        }, ${plural(result.decorations, "decoration")}); point them elsewhere before deleting it`,
-      );
-    }
-    return ok(c, { id: result.group.id }, { message: "Markup group deleted" });
-  });
-
-  return app;
+/** `/v1/markup-groups`: CRUD of the organisation's markup groups. */
+export function markupGroupRoutes(
+  { sql }: ServiceDeps<Config>,
+): Handlers<typeof markupGroupOperations> {
+  return {
+    createMarkupGroup: async ({ body, organizationId }) => ({
+      status: 201,
+      data: await createMarkupGroup(sql, organizationId, body),
+      message: "Markup group created",
+    }),
+    listMarkupGroups: async ({ organizationId }) => ({
+      data: await listMarkupGroups(sql, organizationId),
+    }),
+    getMarkupGroup: async ({ params, organizationId }) => ({
+      data: await findMarkupGroup(sql, organizationId, params.markupGroupId),
+    }),
+    updateMarkupGroup: async ({ params, body, organizationId }) => ({
+      data: await updateMarkupGroup(sql, organizationId, params.markupGroupId, body),
+      message: "Markup group updated",
+    }),
+    deleteMarkupGroup: async ({ params, organizationId }) => {
+      const group = await deleteMarkupGroup(sql, organizationId, params.markupGroupId);
+      return { data: { id: group.id }, message: "Markup group deleted" };
+    },
+  };
 }

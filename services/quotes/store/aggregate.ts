@@ -1,6 +1,6 @@
 import type { Queryable, TransactionSql } from "@printshop/shared/db";
-import { ApiError, notFound } from "@printshop/shared/http";
-import type { QuoteStatus } from "@printshop/shared/contracts";
+import { ApiError, conflict, notFound } from "@printshop/shared/http";
+import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
 import {
   type DecorationInput,
   decorationTotals,
@@ -24,7 +24,8 @@ import {
   VARIANT_COLUMNS,
   type VariantRow,
 } from "./item_rows.ts";
-import { groupForLane, markupGroupsForPricing } from "./markup_groups.ts";
+import { markupGroupsForPricing } from "./markup_groups.ts";
+import { groupForLane } from "../domain/markup_groups.ts";
 
 export interface LockedQuote {
   id: string;
@@ -49,8 +50,7 @@ export async function lockQuoteForEdit(
     WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
   if (!row) throw notFound(what, id);
   if (!isEditable(row.status)) {
-    throw new ApiError(
-      "conflict",
+    throw conflict(
       `Quote "${quoteId}" is ${row.status}; reopen it (status draft) before changing its rows`,
     );
   }

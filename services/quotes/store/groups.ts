@@ -1,10 +1,10 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import type { Sql, TransactionSql } from "@printshop/shared/db";
 import type {
   CreateQuoteGroupBody,
   QuoteGroup,
   ReorderBody,
   UpdateQuoteGroupBody,
-} from "@printshop/shared/contracts";
+} from "@printshop/shared/contracts/quotes";
 import { ApiError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -12,36 +12,18 @@ import { renumber } from "../domain/reorder.ts";
 import { lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import { lockGroup } from "./lines.ts";
 import { groupWithItems } from "./read_model.ts";
-import { rowsOfGroup, writeOrder } from "./row_order.ts";
+import { GROUP_ROWS, QUOTE_GROUPS } from "./sequences.ts";
 
-/**
- * Groups of a quote keep a 1..n order of their own; this writes it after a change. `groupId`
- * is the group being placed, or null to close the gap a deleted group left.
- */
-async function placeGroup(
-  tx: Queryable,
+/** The group as the caller sees it, and as a costs.read subscriber does (the event's payload). */
+async function readGroup(
+  tx: TransactionSql,
   quoteId: string,
-  groupId: string | null,
-  position: number | undefined,
-): Promise<void> {
-  const rows = await tx<{ id: string }[]>`
-    SELECT id FROM quote_groups
-    WHERE quote_id = ${quoteId} ${groupId === null ? tx`` : tx`AND id <> ${groupId}`}
-    ORDER BY sort_order, id`;
-  const others = rows.map((r) => r.id);
-  const index = position === undefined
-    ? others.length
-    : Math.min(Math.max(position, 1), others.length + 1) - 1;
-  const ordered = groupId === null ? others : [
-    ...others.slice(0, index),
-    groupId,
-    ...others.slice(index),
-  ];
-  if (ordered.length === 0) return;
-  await tx`
-    UPDATE quote_groups AS g SET sort_order = u.sort_order
-    FROM unnest(${ordered}::uuid[], ${ordered.map((_, i) => i + 1)}::int[]) AS u(id, sort_order)
-    WHERE g.id = u.id AND g.sort_order <> u.sort_order`;
+  groupId: string,
+  costs: boolean,
+): Promise<{ group: QuoteGroup; payload: QuoteGroup }> {
+  const payload = (await groupWithItems(tx, quoteId, groupId, true))!;
+  const group = costs ? payload : (await groupWithItems(tx, quoteId, groupId, false))!;
+  return { group, payload };
 }
 
 /** Adds a group to a draft quote of this organisation. */
@@ -58,15 +40,10 @@ export async function createGroup(
     await tx`
       INSERT INTO quote_groups (id, organization_id, quote_id, name, sort_order)
       VALUES (${id}, ${organizationId}, ${quoteId}, ${input.name}, 100000)`;
-    await placeGroup(tx, quoteId, id, input.sortOrder);
+    await QUOTE_GROUPS.place(tx, quoteId, { id, kind: "group" }, input.sortOrder);
     await tx`UPDATE quotes SET updated_at = now() WHERE id = ${quoteId}`;
-    const group = (await groupWithItems(tx, quoteId, id, costs))!;
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_group.created",
-      aggregateId: id,
-      payload: await groupWithItems(tx, quoteId, id, true),
-    });
+    const { group, payload } = await readGroup(tx, quoteId, id, costs);
+    await writeEvent(tx, { organizationId, type: "quote_group.created", aggregateId: id, payload });
     return group;
   });
 }
@@ -87,13 +64,15 @@ export async function updateGroup(
     if (Object.keys(changes).length > 0) {
       await tx`UPDATE quote_groups SET ${tx(changes)}, updated_at = now() WHERE id = ${groupId}`;
     }
-    if (input.sortOrder !== undefined) await placeGroup(tx, quote.id, groupId, input.sortOrder);
-    const group = (await groupWithItems(tx, quote.id, groupId, costs))!;
+    if (input.sortOrder !== undefined) {
+      await QUOTE_GROUPS.place(tx, quote.id, { id: groupId, kind: "group" }, input.sortOrder);
+    }
+    const { group, payload } = await readGroup(tx, quote.id, groupId, costs);
     await writeEvent(tx, {
       organizationId,
       type: "quote_group.updated",
       aggregateId: groupId,
-      payload: await groupWithItems(tx, quote.id, groupId, true),
+      payload,
     });
     return group;
   });
@@ -107,7 +86,7 @@ export async function deleteGroup(
   await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     await tx`DELETE FROM quote_groups WHERE id = ${groupId}`;
-    await placeGroup(tx, quote.id, null, undefined);
+    await QUOTE_GROUPS.compact(tx, quote.id);
     await recomputeQuote(tx, organizationId, quote);
     await writeEvent(tx, {
       organizationId,
@@ -131,7 +110,7 @@ export async function reorderGroup(
 ): Promise<QuoteGroup> {
   return await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
-    const result = renumber(await rowsOfGroup(tx, groupId), input.items);
+    const result = renumber(await GROUP_ROWS.read(tx, groupId), input.items);
     if (!result.ok) {
       throw new ApiError(
         "validation_error",
@@ -145,14 +124,14 @@ export async function reorderGroup(
         })),
       );
     }
-    await writeOrder(tx, result.assignments);
+    await GROUP_ROWS.write(tx, result.assignments);
     await tx`UPDATE quote_groups SET updated_at = now() WHERE id = ${groupId}`;
-    const group = (await groupWithItems(tx, quote.id, groupId, costs))!;
+    const { group, payload } = await readGroup(tx, quote.id, groupId, costs);
     await writeEvent(tx, {
       organizationId,
       type: "quote_group.reordered",
       aggregateId: groupId,
-      payload: await groupWithItems(tx, quote.id, groupId, true),
+      payload,
     });
     return group;
   });

@@ -1,4 +1,8 @@
-import type { QuoteGroupDecoration, QuoteLine, QuoteVariant } from "@printshop/shared/contracts";
+import type {
+  QuoteGroupDecoration,
+  QuoteLine,
+  QuoteVariant,
+} from "@printshop/shared/contracts/quotes";
 
 /** Rows of the items below a group, as postgres.js returns them (numeric columns as strings). */
 export interface LineRow {

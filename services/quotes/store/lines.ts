@@ -1,12 +1,15 @@
 import type { Sql, TransactionSql } from "@printshop/shared/db";
-import type {
-  CreateQuoteLineBody,
-  QuoteLine,
-  UpdateQuoteLineBody,
-} from "@printshop/shared/contracts";
-import { ApiError, notFound, validationError } from "@printshop/shared/http";
+import {
+  type CreateQuoteLineBody,
+  isAdjustment,
+  type QuoteLine,
+  type UpdateQuoteLineBody,
+} from "@printshop/shared/contracts/quotes";
+import { conflict, notFound, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
+import { changedColumns } from "@printshop/shared/db/fields";
+import { type LineShape, lineShapeProblem } from "../domain/rows.ts";
 import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import {
   LINE_COLUMNS,
@@ -15,9 +18,7 @@ import {
   VARIANT_COLUMNS,
   type VariantRow,
 } from "./item_rows.ts";
-import { compactGroup, placeRow } from "./row_order.ts";
-
-const ADJUSTMENTS = new Set(["Discount", "Surcharge"]);
+import { GROUP_ROWS } from "./sequences.ts";
 
 /** Locks the quote a group belongs to; another organisation's group is a 404 like a missing one. */
 export async function lockGroup(
@@ -31,7 +32,7 @@ export async function lockGroup(
   return await lockQuoteForEdit(tx, organizationId, group.quote_id);
 }
 
-async function lockLine(
+export async function lockLine(
   tx: TransactionSql,
   organizationId: string,
   lineId: string,
@@ -46,50 +47,19 @@ async function lockLine(
   return { line, quote };
 }
 
-/** Reads a line with its variants, as the caller may see it. */
-export async function readLine(
-  sql: TransactionSql | Sql,
-  lineId: string,
-  costs: boolean,
-): Promise<QuoteLine | null> {
+/** Reads a line (known to exist) with its variants, as the caller may see it. */
+async function readLine(sql: TransactionSql, lineId: string, costs: boolean): Promise<QuoteLine> {
   const [line] = await sql<LineRow[]>`
     SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`;
-  if (!line) return null;
   const variants = await sql<VariantRow[]>`
     SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE quote_line_id = ${lineId}
     ORDER BY sort_order, id`;
-  return toLine(line, [...variants], costs);
+  return toLine(line!, [...variants], costs);
 }
 
-interface LineShape {
-  lineType: string;
-  valueType: string | null;
-  percentage: number | null;
-  discountValueType: string | null;
-  discountPercentage: number | null;
-}
-
-/** Rules across fields that a schema alone cannot say (pricing.md, Lines). */
-function checkLineShape(shape: LineShape): void {
-  if (ADJUSTMENTS.has(shape.lineType)) {
-    if (shape.valueType === "Percentage" && shape.percentage === null) {
-      throw validationError("percentage", "Required when valueType is Percentage");
-    }
-    if (shape.discountValueType !== null || shape.discountPercentage !== null) {
-      throw validationError(
-        "discountValueType",
-        "A Discount or Surcharge line has no per-line discount",
-      );
-    }
-  } else if (shape.valueType !== null || shape.percentage !== null) {
-    throw validationError("valueType", "Only Discount and Surcharge lines have a valueType");
-  }
-  if ((shape.discountValueType === null) !== (shape.discountPercentage === null)) {
-    throw validationError(
-      "discountPercentage",
-      "discountValueType and discountPercentage are given together",
-    );
-  }
+function assertLineShape(shape: LineShape): void {
+  const problem = lineShapeProblem(shape);
+  if (problem) throw validationError(problem.path, problem.message);
 }
 
 export async function createLine(
@@ -101,7 +71,7 @@ export async function createLine(
 ): Promise<QuoteLine> {
   return await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
-    const adjustment = ADJUSTMENTS.has(input.lineType);
+    const adjustment = isAdjustment(input.lineType);
     const shape = {
       lineType: input.lineType,
       valueType: input.valueType ?? (adjustment ? "Flat" : null),
@@ -109,7 +79,7 @@ export async function createLine(
       discountValueType: input.discountValueType ?? null,
       discountPercentage: input.discountPercentage ?? null,
     };
-    checkLineShape(shape);
+    assertLineShape(shape);
     const id = uuidv7();
     await tx`
       INSERT INTO quote_lines (
@@ -124,9 +94,9 @@ export async function createLine(
         ${shape.discountValueType}, ${shape.discountPercentage}, ${input.customImageUrl ?? null},
         100000
       )`;
-    await placeRow(tx, groupId, { id, kind: "line" }, input.sortOrder);
+    await GROUP_ROWS.place(tx, groupId, { id, kind: "line" }, input.sortOrder);
     await recomputeQuote(tx, organizationId, quote);
-    const line = (await readLine(tx, id, costs))!;
+    const line = await readLine(tx, id, costs);
     await writeEvent(tx, {
       organizationId,
       type: "quote_line.created",
@@ -136,22 +106,6 @@ export async function createLine(
     return line;
   });
 }
-
-const LINE_COLUMN_OF: Record<Exclude<keyof UpdateQuoteLineBody, "sortOrder">, string> = {
-  lineType: "line_type",
-  garmentCatalogueItemId: "garment_catalogue_item_id",
-  productName: "product_name",
-  productSku: "product_sku",
-  title: "title",
-  description: "description",
-  quantity: "quantity",
-  unitPriceExGst: "unit_price_ex_gst",
-  valueType: "value_type",
-  percentage: "percentage",
-  discountValueType: "discount_value_type",
-  discountPercentage: "discount_percentage",
-  customImageUrl: "custom_image_url",
-};
 
 export async function updateLine(
   sql: Sql,
@@ -166,8 +120,7 @@ export async function updateLine(
       SELECT count(*)::int AS count FROM quote_variants WHERE quote_line_id = ${lineId}`;
     const count = counted!.count;
     if (count > 0 && (input.quantity !== undefined || input.unitPriceExGst !== undefined)) {
-      throw new ApiError(
-        "conflict",
+      throw conflict(
         `Line "${lineId}" has variants: its quantity and unitPriceExGst are derived from them`,
       );
     }
@@ -188,29 +141,26 @@ export async function updateLine(
         ? null
         : Number(line.discount_percentage),
     };
-    if (ADJUSTMENTS.has(next.lineType) && next.valueType === null) next.valueType = "Flat";
-    if (ADJUSTMENTS.has(next.lineType) && count > 0) {
-      throw new ApiError(
-        "conflict",
-        `Line "${lineId}" has variants; it cannot become ${next.lineType}`,
-      );
+    if (isAdjustment(next.lineType) && next.valueType === null) next.valueType = "Flat";
+    if (isAdjustment(next.lineType) && count > 0) {
+      throw conflict(`Line "${lineId}" has variants; it cannot become ${next.lineType}`);
     }
-    checkLineShape(next);
-    const changes: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(input)) {
-      if (value !== undefined && key !== "sortOrder") {
-        changes[LINE_COLUMN_OF[key as keyof typeof LINE_COLUMN_OF]] = value;
-      }
-    }
+    assertLineShape(next);
+    const changes = changedColumns(input, ["sortOrder"]);
     if (next.valueType !== line.value_type) changes.value_type = next.valueType;
     if (Object.keys(changes).length > 0) {
       await tx`UPDATE quote_lines SET ${tx(changes)}, updated_at = now() WHERE id = ${lineId}`;
     }
     if (input.sortOrder !== undefined) {
-      await placeRow(tx, line.quote_group_id, { id: lineId, kind: "line" }, input.sortOrder);
+      await GROUP_ROWS.place(
+        tx,
+        line.quote_group_id,
+        { id: lineId, kind: "line" },
+        input.sortOrder,
+      );
     }
     await recomputeQuote(tx, organizationId, quote);
-    const updated = (await readLine(tx, lineId, costs))!;
+    const updated = await readLine(tx, lineId, costs);
     await writeEvent(tx, {
       organizationId,
       type: "quote_line.updated",
@@ -225,7 +175,7 @@ export async function deleteLine(sql: Sql, organizationId: string, lineId: strin
   await sql.begin(async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
     await tx`DELETE FROM quote_lines WHERE id = ${lineId}`;
-    await compactGroup(tx, line.quote_group_id);
+    await GROUP_ROWS.compact(tx, line.quote_group_id);
     await recomputeQuote(tx, organizationId, quote);
     await writeEvent(tx, {
       organizationId,
@@ -235,5 +185,3 @@ export async function deleteLine(sql: Sql, organizationId: string, lineId: strin
     });
   });
 }
-
-export { lockLine };

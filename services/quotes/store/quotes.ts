@@ -1,59 +1,47 @@
 import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
-import type {
-  CreateQuoteBody,
-  ListQuotesQuery,
-  Quote,
-  QuoteStatus,
-  UpdateQuoteBody,
-} from "@printshop/shared/contracts";
-import { ApiError, notFound } from "@printshop/shared/http";
+import {
+  type CreateQuoteBody,
+  type ListQuotesQuery,
+  type Quote,
+  type QUOTE_SORT_FIELDS,
+  QUOTE_STATUSES,
+  type QuoteStatus,
+  type UpdateQuoteBody,
+} from "@printshop/shared/contracts/quotes";
+import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
+import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
-import { canMove, isReopen } from "../domain/status.ts";
+import { canMove, isEditable, isReopen } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 
-const SORT_COLUMNS: Record<NonNullable<ListQuotesQuery["sortField"]>, string> = {
-  createdAt: "created_at",
-  updatedAt: "updated_at",
-  quoteRef: "quote_number",
-  reference: "reference",
-  status: "status",
-  totalIncGst: "total_inc_gst",
-  deliveryDate: "delivery_date",
-};
-
-const NULLABLE_SORT_FIELDS: ReadonlySet<string> = new Set(["reference", "deliveryDate"]);
-
-/** What `filters` may name on the quote list, and the type each value must have. */
-export const QUOTE_FILTER_FIELDS: FilterFields = {
-  status: {
-    column: "status",
-    type: "enum",
-    values: ["draft", "sent", "approved", "declined", "expired"],
-  },
-  quoteRef: { column: "quote_ref", type: "text" },
-  reference: { column: "reference", type: "text" },
-  clientId: { column: "client_id", type: "uuid" },
-  contactId: { column: "contact_id", type: "uuid" },
-  salesRepEmail: { column: "sales_rep_email", type: "text" },
-  deliveryMethod: { column: "delivery_method", type: "text" },
-  deliveryDate: { column: "delivery_date", type: "date" },
-  productionDeadline: { column: "production_deadline", type: "date" },
-  invoiceDueDate: { column: "invoice_due_date", type: "date" },
-  jobId: { column: "job_id", type: "text" },
-  jobRef: { column: "job_ref", type: "text" },
-  invoiceId: { column: "invoice_id", type: "text" },
-  invoiceStatus: { column: "invoice_status", type: "text" },
-  subtotalExGst: { column: "subtotal_ex_gst", type: "number" },
-  totalIncGst: { column: "total_inc_gst", type: "number" },
-  createdAt: { column: "created_at", type: "datetime" },
-  updatedAt: { column: "updated_at", type: "datetime" },
-  sentAt: { column: "sent_at", type: "datetime" },
-};
+/** The quote list's fields: what `filters` may name, and what `sortField` orders on. */
+export const QUOTE_FIELDS = fieldTable({
+  status: { type: "enum", values: QUOTE_STATUSES },
+  // Sorted by number, so Q-10 follows Q-9.
+  quoteRef: { type: "text", sortColumn: "quote_number" },
+  reference: { type: "text", nullable: true },
+  clientId: { type: "uuid", nullable: true },
+  contactId: { type: "uuid", nullable: true },
+  salesRepEmail: { type: "text", nullable: true },
+  deliveryMethod: { type: "text", nullable: true },
+  deliveryDate: { type: "date", nullable: true },
+  productionDeadline: { type: "date", nullable: true },
+  invoiceDueDate: { type: "date", nullable: true },
+  jobId: { type: "text", nullable: true },
+  jobRef: { type: "text", nullable: true },
+  invoiceId: { type: "text", nullable: true },
+  invoiceStatus: { type: "text", nullable: true },
+  subtotalExGst: { type: "number" },
+  totalIncGst: { type: "number" },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+  sentAt: { type: "datetime", nullable: true },
+}) satisfies FieldTable<typeof QUOTE_SORT_FIELDS[number]>;
 
 async function nextQuoteNumber(tx: Queryable, organizationId: string): Promise<number> {
   const [row] = await tx<{ last_number: number }[]>`
@@ -120,13 +108,13 @@ async function readQuote(
   return json === null ? null : JSON.parse(json) as Quote;
 }
 
-/** The full quote, as a costs.read subscriber will see it, for event payloads. */
-function eventPayload(
+/** The full quote (known to exist), as a costs.read subscriber will see it, for event payloads. */
+async function eventPayload(
   tx: Queryable,
   organizationId: string,
   quoteId: string,
-): Promise<Quote | null> {
-  return readQuote(tx, organizationId, quoteId, true);
+): Promise<Quote> {
+  return (await readQuote(tx, organizationId, quoteId, true))!;
 }
 
 export async function createQuote(
@@ -166,34 +154,17 @@ export async function createQuote(
   });
 }
 
-/** The quote as JSON text, to send without parsing it; null when there is none. */
+/** The quote as JSON text, to send without parsing it. */
 export async function findQuoteJson(
   sql: Queryable,
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<string | null> {
-  return await readQuoteJson(sql, organizationId, quoteId, costs);
+): Promise<string> {
+  const json = await readQuoteJson(sql, organizationId, quoteId, costs);
+  if (json === null) throw notFound("Quote", quoteId);
+  return json;
 }
-
-const COLUMN_OF: Record<keyof UpdateQuoteBody, string> = {
-  reference: "reference",
-  clientId: "client_id",
-  contactId: "contact_id",
-  shippingAddressId: "shipping_address_id",
-  salesRepEmail: "sales_rep_email",
-  deliveryMethod: "delivery_method",
-  deliveryDate: "delivery_date",
-  productionDeadline: "production_deadline",
-  invoiceDueDate: "invoice_due_date",
-  notes: "notes",
-  mockId: "mock_id",
-  jobId: "job_id",
-  jobRef: "job_ref",
-  invoiceId: "invoice_id",
-  invoiceStatus: "invoice_status",
-  taxRateId: "tax_rate_id",
-};
 
 async function lockQuote(
   tx: TransactionSql,
@@ -220,17 +191,11 @@ export async function updateQuote(
 ): Promise<Quote> {
   return await sql.begin(async (tx) => {
     const locked = await lockQuote(tx, organizationId, quoteId);
-    const changes: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(input)) {
-      if (value !== undefined && key !== "taxRateId") {
-        changes[COLUMN_OF[key as keyof UpdateQuoteBody]] = value;
-      }
-    }
+    const changes = changedColumns(input, ["taxRateId"]);
     let taxRatePct = locked.tax_rate_pct;
     if (input.taxRateId !== undefined) {
-      if (locked.status !== "draft") {
-        throw new ApiError(
-          "conflict",
+      if (!isEditable(locked.status)) {
+        throw conflict(
           `Quote "${quoteId}" is ${locked.status}; reopen it before changing its tax rate`,
         );
       }
@@ -263,24 +228,23 @@ export async function updateQuote(
   });
 }
 
-/** Deletes a quote and, by cascade, its groups and rows. False when there was none. */
+/** Deletes a quote and, by cascade, its groups and rows. */
 export async function deleteQuote(
   sql: Sql,
   organizationId: string,
   quoteId: string,
-): Promise<boolean> {
-  return await sql.begin(async (tx) => {
+): Promise<void> {
+  await sql.begin(async (tx) => {
     const deleted = await tx`
       DELETE FROM quotes WHERE organization_id = ${organizationId} AND id = ${quoteId}
       RETURNING id`;
-    if (deleted.length === 0) return false;
+    if (deleted.length === 0) throw notFound("Quote", quoteId);
     await writeEvent(tx, {
       organizationId,
       type: "quote.deleted",
       aggregateId: quoteId,
       payload: { id: quoteId },
     });
-    return true;
   });
 }
 
@@ -301,10 +265,7 @@ export async function setQuoteStatus(
     const from = locked.status;
     const to = input.status;
     if (!canMove(from, to)) {
-      throw new ApiError(
-        "conflict",
-        `Quote "${quoteId}" cannot move from ${from} to ${to}`,
-      );
+      throw conflict(`Quote "${quoteId}" cannot move from ${from} to ${to}`);
     }
     if (input.sentToEmail !== undefined && to !== "sent") {
       throw new ApiError("validation_error", "sentToEmail is only given when moving to sent", [
@@ -335,11 +296,6 @@ export async function setQuoteStatus(
   });
 }
 
-/** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
-function likePattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-}
-
 /** What the text listQuotesJson returns parses to. */
 export interface QuotePage {
   items: Quote[];
@@ -361,6 +317,16 @@ function chunks<T>(items: readonly T[], parts: number): T[][] {
   return result;
 }
 
+const QUOTE_LIST: ListSpec = {
+  from: "quotes",
+  select: "id",
+  where: [],
+  fields: QUOTE_FIELDS,
+  named: ["clientId", "status"],
+  search: ["quote_ref", "reference", "notes", "client_id::text"],
+  order: { field: "createdAt", direction: "desc" },
+};
+
 /**
  * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
  * quote built whole by PostgreSQL (quote_json.ts) and joined here without parsing. The same
@@ -372,47 +338,26 @@ export async function listQuotesJson(
   sql: Sql,
   organizationId: string,
   query: ListQuotesQuery,
-  limit: number,
+  pageSizeMax: number,
   costs: boolean,
 ): Promise<string> {
-  const conditions = [sql`organization_id = ${organizationId}`];
-  if (query.clientId) conditions.push(sql`client_id = ${query.clientId}`);
-  if (query.status) conditions.push(sql`status = ${query.status}`);
-  if (query.search && query.search.trim() !== "") {
-    const pattern = likePattern(query.search.trim());
-    conditions.push(
-      sql`(quote_ref ILIKE ${pattern} OR reference ILIKE ${pattern} OR notes ILIKE ${pattern}
-        OR client_id::text ILIKE ${pattern})`,
-    );
-  }
-  conditions.push(...compileFilters(sql, parseFiltersParam(query.filters), QUOTE_FILTER_FIELDS));
-  const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
-  const sortField = query.sortField ?? "createdAt";
-  const column = sql.unsafe(SORT_COLUMNS[sortField]);
-  const direction = sql.unsafe(
-    (query.sortDirection ?? (query.sortField ? "asc" : "desc")) === "asc" ? "ASC" : "DESC",
+  const spec = { ...QUOTE_LIST, where: [sql`organization_id = ${organizationId}`] };
+  const page = await offsetPage<{ id: string }, string>(
+    sql,
+    spec,
+    query,
+    pageSizeMax,
+    async (rows) => {
+      // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
+      const parts = await Promise.all(
+        chunks(rows.map((r) => r.id), PAGE_JSON_STATEMENTS).map((ids) =>
+          quotesJson(sql, organizationId, ids, costs)
+        ),
+      );
+      return parts.flat();
+    },
   );
-  // Only nullable columns need NULLS LAST; leaving it off the others lets a descending sort
-  // walk the (organization_id, created_at, id) index backwards instead of sorting every quote.
-  const nulls = sql.unsafe(NULLABLE_SORT_FIELDS.has(sortField) ? "NULLS LAST" : "");
-  // The count is only needed at the end: it runs beside the page's ids and then its JSON.
-  const counted = sql<{ count: number }[]>`
-    SELECT count(*)::int AS count FROM quotes WHERE ${where}`;
-  // Sends it now (postgres.js runs a query once it is awaited or given a handler); awaited
-  // below, and this handler keeps a failure meanwhile from being reported as unhandled.
-  counted.catch(() => {});
-  const page = limit === 0 ? [] : await sql<{ id: string }[]>`
-      SELECT id FROM quotes WHERE ${where}
-      ORDER BY ${column} ${direction} ${nulls}, id ${direction}
-      LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
-  // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
-  const parts = await Promise.all(
-    chunks(page.map((r) => r.id), PAGE_JSON_STATEMENTS).map((ids) =>
-      quotesJson(sql, organizationId, ids, costs)
-    ),
-  );
-  const count = (await counted)[0]!.count;
-  return `{"items":[${parts.flat().join(",")}],"totalCount":${count}}`;
+  return `{"items":[${page.items.join(",")}],"totalCount":${page.totalCount}}`;
 }
 
 export async function salesRepFacet(sql: Queryable, organizationId: string): Promise<string[]> {

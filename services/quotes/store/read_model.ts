@@ -1,5 +1,5 @@
 import type { Queryable } from "@printshop/shared/db";
-import type { QuoteGroup } from "@printshop/shared/contracts";
+import type { QuoteGroup } from "@printshop/shared/contracts/quotes";
 import { GROUP_COLUMNS, type GroupRow, toGroup } from "./rows.ts";
 import {
   DECORATION_COLUMNS,

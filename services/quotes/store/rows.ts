@@ -3,7 +3,7 @@ import type {
   QuoteGroup,
   QuoteGroupDecoration,
   QuoteLine,
-} from "@printshop/shared/contracts";
+} from "@printshop/shared/contracts/quotes";
 
 /** Column lists and row → resource mapping shared by the quote and group stores. */
 export const QUOTE_COLUMNS = `id, status, quote_ref, subtotal_ex_gst, gst_amount, total_inc_gst,

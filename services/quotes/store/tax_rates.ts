@@ -1,5 +1,5 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
-import type { CreateTaxRateBody, TaxRate } from "@printshop/shared/contracts";
+import type { CreateTaxRateBody, TaxRate } from "@printshop/shared/contracts/quotes";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 

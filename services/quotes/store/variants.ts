@@ -1,18 +1,23 @@
 import type { Sql, TransactionSql } from "@printshop/shared/db";
-import type {
-  CreateQuoteVariantBody,
-  QuoteVariant,
-  UpdateQuoteVariantBody,
-} from "@printshop/shared/contracts";
-import { ApiError, notFound, validationError } from "@printshop/shared/http";
+import {
+  type CreateQuoteVariantBody,
+  isAdjustment,
+  type QuoteVariant,
+  type UpdateQuoteVariantBody,
+} from "@printshop/shared/contracts/quotes";
+import { conflict, type ErrorDetail, notFound, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
+import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
 import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
 import { lockLine } from "./lines.ts";
+import { LINE_VARIANTS } from "./sequences.ts";
 
-const ADJUSTMENTS = new Set(["Discount", "Surcharge"]);
+function assertNoProblem(problem: ErrorDetail | null): void {
+  if (problem) throw validationError(problem.path, problem.message);
+}
 
 async function readVariant(
   tx: TransactionSql,
@@ -37,60 +42,6 @@ async function checkMarkupGroup(
   if (!group) throw validationError("markupGroupId", "No such markup group in this organisation");
   if (group.lane !== "garment") {
     throw validationError("markupGroupId", `Must be a garment markup group, not ${group.lane}`);
-  }
-}
-
-/** Variants of a line keep their own 1..n order; a new one appends or is inserted and shifts. */
-async function placeVariant(
-  tx: TransactionSql,
-  lineId: string,
-  variantId: string,
-  position: number | undefined,
-): Promise<void> {
-  const rows = await tx<{ id: string }[]>`
-    SELECT id FROM quote_variants WHERE quote_line_id = ${lineId} AND id <> ${variantId}
-    ORDER BY sort_order, id`;
-  const others = rows.map((r) => r.id);
-  const index = position === undefined
-    ? others.length
-    : Math.min(Math.max(position, 1), others.length + 1) - 1;
-  const ordered = [...others.slice(0, index), variantId, ...others.slice(index)];
-  await tx`
-    UPDATE quote_variants AS v SET sort_order = u.sort_order
-    FROM unnest(${ordered}::uuid[], ${ordered.map((_, i) => i + 1)}::int[]) AS u(id, sort_order)
-    WHERE v.id = u.id AND v.sort_order <> u.sort_order`;
-}
-
-function checkShape(
-  isCustomLine: boolean,
-  size: string | null,
-  colour: string | null,
-): void {
-  if (isCustomLine && (size !== null || colour !== null)) {
-    throw validationError(size !== null ? "size" : "colour", "A custom line has no size or colour");
-  }
-}
-
-function checkPricingInput(input: {
-  unitPriceExGst?: number | undefined;
-  markupType?: string | null | undefined;
-  markupValue?: number | null | undefined;
-}): void {
-  if (
-    input.unitPriceExGst !== undefined &&
-    (input.markupType !== undefined || input.markupValue !== undefined)
-  ) {
-    throw validationError(
-      "unitPriceExGst",
-      "Give either unitPriceExGst (the row becomes manual) or a markup, not both",
-    );
-  }
-  const typeGiven = input.markupType !== undefined && input.markupType !== null;
-  const valueGiven = input.markupValue !== undefined && input.markupValue !== null;
-  if (
-    typeGiven !== valueGiven && (input.markupType !== undefined || input.markupValue !== undefined)
-  ) {
-    throw validationError("markupValue", "markupType and markupValue are given together");
   }
 }
 
@@ -119,12 +70,10 @@ export async function createVariant(
 ): Promise<QuoteVariant> {
   return await sql.begin(async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
-    if (ADJUSTMENTS.has(line.line_type)) {
-      throw new ApiError("conflict", `A ${line.line_type} line has no variants`);
-    }
+    if (isAdjustment(line.line_type)) throw conflict(`A ${line.line_type} line has no variants`);
     const isCustomLine = input.isCustomLine ?? false;
-    checkShape(isCustomLine, input.size ?? null, input.colour ?? null);
-    checkPricingInput(input);
+    assertNoProblem(variantShapeProblem(isCustomLine, input.size ?? null, input.colour ?? null));
+    assertNoProblem(variantPricingProblem(input));
     const markupSource = input.unitPriceExGst !== undefined
       ? "manual"
       : input.markupSource ?? "manual";
@@ -156,7 +105,7 @@ export async function createVariant(
         ${priced.extraCost}, ${priced.markupType}, ${priced.markupValue}, ${priced.markupSource},
         ${input.markupGroupId ?? null}, ${isCustomLine}, ${input.showOnDocuments ?? false}, 100000
       )`;
-    await placeVariant(tx, lineId, id, input.sortOrder);
+    await LINE_VARIANTS.place(tx, lineId, { id, kind: "variant" }, input.sortOrder);
     // A new variant changes its line's quantity: every group row of the line re-bands.
     await recomputeQuote(tx, organizationId, quote, { lineIds: new Set([lineId]) });
     const variant = await readVariant(tx, id, costs);
@@ -179,13 +128,13 @@ export async function updateVariant(
 ): Promise<QuoteVariant> {
   return await sql.begin(async (tx) => {
     const { variant, quote } = await lockVariant(tx, organizationId, variantId);
-    checkPricingInput(input);
+    assertNoProblem(variantPricingProblem(input));
     const isCustomLine = input.isCustomLine ?? variant.is_custom_line;
-    checkShape(
+    assertNoProblem(variantShapeProblem(
       isCustomLine,
       input.size !== undefined ? input.size : variant.size,
       input.colour !== undefined ? input.colour : variant.colour,
-    );
+    ));
     let markupSource = input.markupSource ?? variant.markup_source;
     const markupGroupId = input.markupGroupId !== undefined
       ? input.markupGroupId
@@ -244,7 +193,12 @@ export async function updateVariant(
     if (input.showOnDocuments !== undefined) changes.show_on_documents = input.showOnDocuments;
     await tx`UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}`;
     if (input.sortOrder !== undefined) {
-      await placeVariant(tx, variant.quote_line_id, variantId, input.sortOrder);
+      await LINE_VARIANTS.place(
+        tx,
+        variant.quote_line_id,
+        { id: variantId, kind: "variant" },
+        input.sortOrder,
+      );
     }
     const quantityChanged = input.quantity !== undefined && input.quantity !== variant.quantity ||
       isCustomLine !== variant.is_custom_line;
@@ -273,11 +227,7 @@ export async function deleteVariant(
   await sql.begin(async (tx) => {
     const { variant, quote } = await lockVariant(tx, organizationId, variantId);
     await tx`DELETE FROM quote_variants WHERE id = ${variantId}`;
-    await tx`
-      UPDATE quote_variants AS v SET sort_order = u.sort_order
-      FROM (SELECT id, row_number() OVER (ORDER BY sort_order, id)::int AS sort_order
-            FROM quote_variants WHERE quote_line_id = ${variant.quote_line_id}) u
-      WHERE v.id = u.id AND v.sort_order <> u.sort_order`;
+    await LINE_VARIANTS.compact(tx, variant.quote_line_id);
     await recomputeQuote(tx, organizationId, quote, {
       lineIds: new Set([variant.quote_line_id]),
     });

@@ -1,4 +1,4 @@
-import { COST_FIELDS } from "@printshop/shared/service-defaults";
+import { COST_FIELDS } from "@printshop/shared/costs";
 
 const COSTS = new Set<string>(COST_FIELDS);
 

@@ -1,12 +1,12 @@
-import { Hono } from "hono";
-import { EventLogQuery, NoQuery } from "@printshop/shared/contracts";
-import { type ApiError, ok, readQuery, validationError } from "@printshop/shared/http";
+import type { eventLogOperations } from "@printshop/shared/contracts/webhooks";
+import { type ApiError, validationError } from "@printshop/shared/http";
 import {
   EVENT_CATALOGUE_NOTE,
   EVENT_DEFINITIONS,
   PUBLIC_EVENT_TYPES,
 } from "@printshop/shared/events";
-import { canSeeCosts, type ServiceEnv } from "@printshop/shared/service-defaults";
+import { pageLimit } from "@printshop/shared/db/pages";
+import type { Handlers } from "@printshop/shared/service-app";
 import type { Sql } from "@printshop/shared/db";
 import { uuidv7Time } from "@printshop/shared/ids";
 import { EVENT_RETENTION_DAYS, readEventLog } from "../store/events.ts";
@@ -29,35 +29,32 @@ function unknownAnchor(after: string): ApiError {
 }
 
 /** The event catalogue and the per-organisation event log. */
-export function eventRoutes(deps: { sql: Sql; pageSizeMax: number }): Hono<ServiceEnv> {
-  const app = new Hono<ServiceEnv>();
+export function eventRoutes(
+  deps: { sql: Sql; pageSizeMax: number },
+): Handlers<typeof eventLogOperations> {
+  return {
+    getEventCatalogue: () => ({
+      data: { events: [...PUBLIC_EVENT_TYPES], note: EVENT_CATALOGUE_NOTE },
+    }),
 
-  app.get("/v1/reference/events", (c) => {
-    readQuery(c, NoQuery);
-    return ok(c, { events: [...PUBLIC_EVENT_TYPES], note: EVENT_CATALOGUE_NOTE });
-  });
-
-  app.get("/v1/event-log", async (c) => {
-    const query = readQuery(c, EventLogQuery);
-    const auth = c.get("auth");
-    const types = EVENT_DEFINITIONS
-      .filter((d) => d.readScope !== null && auth.scopes.includes(d.readScope))
-      .map((d) => d.type);
-    const limit = Math.min(query.limit ?? deps.pageSizeMax, deps.pageSizeMax);
-    const page = await readEventLog(deps.sql, auth.organizationId, {
-      afterId: query.after ?? null,
-      limit,
-      types,
-    });
-    if (!page) throw unknownAnchor(query.after!);
-    const costs = canSeeCosts(c);
-    const items = page.events.map((e) => (costs ? e : { ...e, data: withoutCosts(e.data) }));
-    return ok(c, {
-      items,
-      lastEventId: items.at(-1)?.id ?? query.after ?? null,
-      hasMore: page.hasMore,
-    });
-  });
-
-  return app;
+    getEventLog: async ({ query, auth, costs }) => {
+      const types = EVENT_DEFINITIONS
+        .filter((d) => d.readScope !== null && auth.scopes.includes(d.readScope))
+        .map((d) => d.type);
+      const page = await readEventLog(deps.sql, auth.organizationId, {
+        afterId: query.after ?? null,
+        limit: pageLimit(query.limit, deps.pageSizeMax),
+        types,
+      });
+      if (!page) throw unknownAnchor(query.after!);
+      const items = page.events.map((e) => (costs ? e : { ...e, data: withoutCosts(e.data) }));
+      return {
+        data: {
+          items,
+          lastEventId: items.at(-1)?.id ?? query.after ?? null,
+          hasMore: page.hasMore,
+        },
+      };
+    },
+  };
 }

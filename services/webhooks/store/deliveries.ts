@@ -1,10 +1,13 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
 import {
+  type DELIVERY_SORT_FIELDS,
   DELIVERY_STATUSES,
   type ListDeliveriesQuery,
   type WebhookDelivery,
-} from "@printshop/shared/contracts";
-import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
+} from "@printshop/shared/contracts/webhooks";
+import { conflict, notFound } from "@printshop/shared/http";
+import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
 import { nextAttemptDelay } from "../domain/retry_schedule.ts";
 import type { DeliveredEvent } from "../domain/payload.ts";
 
@@ -71,20 +74,17 @@ export async function claimDueDeliveries(
   return rows.map(toClaimed);
 }
 
-export type ManualClaim =
-  | { outcome: "claimed"; delivery: ClaimedDelivery }
-  | { outcome: "not_found" }
-  | { outcome: "not_failed"; status: string }
-  /** The subscription is inactive: why, in words an integrator can act on. */
-  | { outcome: "inactive"; reason: string };
-
-/** Claims one failed delivery of a subscription for a replay requested by the integrator. */
+/**
+ * Claims one failed delivery of a subscription for a replay requested by the integrator: 404
+ * when the subscription has no such delivery, 409 when it cannot be replayed (not failed, or
+ * its subscription is inactive, saying why in words an integrator can act on).
+ */
 export async function claimFailedDelivery(
   sql: Sql,
   subscriptionId: string,
   deliveryId: string,
   leaseMs: number,
-): Promise<ManualClaim> {
+): Promise<ClaimedDelivery> {
   return await sql.begin(async (tx) => {
     const [current] = await tx<{ status: string; revoked: boolean; withdrawn: boolean }[]>`
       SELECT d.status, s.credential_revoked_at IS NOT NULL AS revoked,
@@ -92,17 +92,20 @@ export async function claimFailedDelivery(
       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}
       FOR UPDATE OF d`;
-    if (!current) return { outcome: "not_found" };
-    if (current.revoked) {
-      return { outcome: "inactive", reason: "the subscribing credential is revoked" };
+    if (!current) throw notFound("Delivery", deliveryId);
+    const inactive = current.revoked
+      ? "the subscribing credential is revoked"
+      : current.withdrawn
+      ? "the partner app's grant no longer gives the read scope of this event"
+      : null;
+    if (inactive !== null) {
+      throw conflict(`Delivery "${deliveryId}" cannot be replayed: ${inactive}`);
     }
-    if (current.withdrawn) {
-      return {
-        outcome: "inactive",
-        reason: "the partner app's grant no longer gives the read scope of this event",
-      };
+    if (current.status !== "failed") {
+      throw conflict(
+        `Delivery "${deliveryId}" is ${current.status}; only a failed delivery can be replayed`,
+      );
     }
-    if (current.status !== "failed") return { outcome: "not_failed", status: current.status };
     const [row] = await tx<ClaimedRow[]>`
       UPDATE deliveries d
       SET status = 'retrying', attempt_count = d.attempt_count + 1,
@@ -111,7 +114,7 @@ export async function claimFailedDelivery(
       WHERE d.id = ${deliveryId} AND s.id = d.subscription_id AND e.id = d.event_id
       RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
                 e.type, e.occurred_at, e.data`;
-    return { outcome: "claimed", delivery: toClaimed(row!) };
+    return toClaimed(row!);
   });
 }
 
@@ -174,24 +177,21 @@ interface DeliveryRow {
   attempts: WebhookDelivery["attempts"];
 }
 
-const DELIVERY_SELECT = (sql: Queryable) =>
-  sql`
-  SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.created_at,
-         CASE WHEN d.status IN ('pending', 'retrying') THEN d.next_attempt_at END
-           AS next_attempt_at,
-         d.last_http_status, d.last_failure_reason,
-         coalesce((
-           SELECT jsonb_agg(jsonb_build_object(
-             'attempt', a.attempt,
-             'startedAt', to_char(a.started_at AT TIME ZONE 'UTC',
-                                  'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-             'durationMs', a.duration_ms,
-             'httpStatus', a.http_status,
-             'succeeded', a.succeeded,
-             'failureReason', a.failure_reason,
-             'trigger', a.trigger) ORDER BY a.started_at, a.id)
-           FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts
-  FROM deliveries d JOIN events e ON e.id = d.event_id`;
+const DELIVERY_FROM = "deliveries d JOIN events e ON e.id = d.event_id";
+
+const DELIVERY_COLUMNS = `d.id, d.subscription_id, d.event_id, e.type, d.status, d.created_at,
+  CASE WHEN d.status IN ('pending', 'retrying') THEN d.next_attempt_at END AS next_attempt_at,
+  d.last_http_status, d.last_failure_reason,
+  coalesce((
+    SELECT jsonb_agg(jsonb_build_object(
+      'attempt', a.attempt,
+      'startedAt', to_char(a.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'durationMs', a.duration_ms,
+      'httpStatus', a.http_status,
+      'succeeded', a.succeeded,
+      'failureReason', a.failure_reason,
+      'trigger', a.trigger) ORDER BY a.started_at, a.id)
+    FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts`;
 
 const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   id: row.id,
@@ -206,13 +206,24 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
   attempts: row.attempts,
 });
 
-/** What `filters` may name on the delivery history, and the column behind each. */
-export const DELIVERY_FILTER_FIELDS: FilterFields = {
-  status: { column: "d.status", type: "enum", values: DELIVERY_STATUSES },
-  eventType: { column: "e.type", type: "text" },
-  eventId: { column: "d.event_id", type: "uuid" },
-  createdAt: { column: "d.created_at", type: "datetime" },
-  lastHttpStatus: { column: "d.last_http_status", type: "number" },
+/** The delivery history's fields: what `filters` may name, and what `sortField` orders on. */
+export const DELIVERY_FIELDS = fieldTable({
+  status: { type: "enum", values: DELIVERY_STATUSES },
+  eventType: { type: "text", column: "e.type" },
+  eventId: { type: "uuid" },
+  createdAt: { type: "datetime" },
+  lastHttpStatus: { type: "number", nullable: true },
+}, { alias: "d" }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
+
+const DELIVERY_LIST: Omit<ListSpec, "where"> = {
+  from: DELIVERY_FROM,
+  select: DELIVERY_COLUMNS,
+  id: "d.id",
+  fields: DELIVERY_FIELDS,
+  named: ["status"],
+  // Newest first, also when createdAt is asked for without a direction.
+  order: { field: "createdAt", direction: "desc" },
+  sortedDirection: "desc",
 };
 
 /**
@@ -223,33 +234,25 @@ export async function listDeliveries(
   sql: Queryable,
   subscriptionId: string,
   query: ListDeliveriesQuery,
-  limit: number,
+  pageSizeMax: number,
 ): Promise<{ items: WebhookDelivery[]; totalCount: number }> {
-  const conditions = [sql`d.subscription_id = ${subscriptionId}`];
-  if (query.status) conditions.push(sql`d.status = ${query.status}`);
-  conditions.push(
-    ...compileFilters(sql, parseFiltersParam(query.filters), DELIVERY_FILTER_FIELDS),
+  return await offsetPage(
+    sql,
+    { ...DELIVERY_LIST, where: [sql`d.subscription_id = ${subscriptionId}`] },
+    query,
+    pageSizeMax,
+    (rows: DeliveryRow[]) => rows.map(toDelivery),
   );
-  const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
-  const direction = sql.unsafe(query.sortDirection === "asc" ? "ASC" : "DESC");
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM deliveries d JOIN events e ON e.id = d.event_id
-    WHERE ${where}`;
-  const rows = limit === 0 ? [] : await sql<DeliveryRow[]>`
-    ${DELIVERY_SELECT(sql)}
-    WHERE ${where}
-    ORDER BY d.created_at ${direction}, d.id ${direction}
-    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
-  return { items: rows.map(toDelivery), totalCount: count!.n };
 }
 
 export async function findDelivery(
   sql: Queryable,
   subscriptionId: string,
   deliveryId: string,
-): Promise<WebhookDelivery | null> {
+): Promise<WebhookDelivery> {
   const [row] = await sql<DeliveryRow[]>`
-    ${DELIVERY_SELECT(sql)}
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM ${sql.unsafe(DELIVERY_FROM)}
     WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}`;
-  return row ? toDelivery(row) : null;
+  if (!row) throw notFound("Delivery", deliveryId);
+  return toDelivery(row);
 }

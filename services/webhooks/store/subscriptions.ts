@@ -3,17 +3,18 @@ import { isUniqueViolation } from "@printshop/shared/db";
 import type { CredentialKind } from "@printshop/shared/internal-context";
 import { EVENT_DEFINITIONS } from "@printshop/shared/events";
 import { COSTS_READ } from "@printshop/shared/scopes";
+import { WEBHOOK_SECRET_OVERLAP_HOURS } from "@printshop/shared/limits";
+import { conflict, notFound } from "@printshop/shared/http";
 import type {
   ListWebhooksQuery,
   WEBHOOK_SORT_FIELDS,
   WebhookSubscription,
-} from "@printshop/shared/contracts";
-import { compileFilters, type FilterFields, parseFiltersParam } from "@printshop/shared/filters";
+} from "@printshop/shared/contracts/webhooks";
+import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
 import { EVENT_LOG_LOCK } from "./events.ts";
-
-type WebhookSortField = typeof WEBHOOK_SORT_FIELDS[number];
 
 /** Who owns a subscription: the credential that made it, within one organisation. */
 export interface Owner {
@@ -21,9 +22,6 @@ export interface Owner {
   credentialKind: CredentialKind;
   credentialId: string;
 }
-
-/** How long a rotated-out secret keeps signing deliveries. */
-export const OLD_SECRET_VALIDITY_HOURS = 48;
 
 interface SubscriptionRow {
   id: string;
@@ -51,62 +49,58 @@ function toSubscription(row: SubscriptionRow): WebhookSubscription {
   };
 }
 
-/** What `filters` may name on the subscription list, and the column behind each. */
-export const SUBSCRIPTION_FILTER_FIELDS: FilterFields = {
-  event: { column: "event_type", type: "text" },
-  url: { column: "url", type: "text" },
-  includesCosts: { column: "includes_costs", type: "boolean" },
+/** The subscription list's fields: what `filters` may name, and what `sortField` orders on. */
+export const SUBSCRIPTION_FIELDS = fieldTable({
+  event: { type: "text", column: "event_type" },
+  url: { type: "text" },
+  includesCosts: { type: "boolean" },
   active: {
-    column: "(credential_revoked_at IS NULL AND scope_withdrawn_at IS NULL)",
     type: "boolean",
+    column: "(credential_revoked_at IS NULL AND scope_withdrawn_at IS NULL)",
   },
-  createdAt: { column: "created_at", type: "datetime" },
+  createdAt: { type: "datetime" },
+}) satisfies FieldTable<typeof WEBHOOK_SORT_FIELDS[number]>;
+
+const SUBSCRIPTION_LIST: Omit<ListSpec, "where"> = {
+  from: "subscriptions",
+  select: COLUMNS,
+  fields: SUBSCRIPTION_FIELDS,
+  named: ["event"],
+  order: { field: "createdAt", direction: "asc" },
 };
 
-const SUBSCRIPTION_SORT_COLUMNS: Record<WebhookSortField, string> = {
-  createdAt: "created_at",
-  event: "event_type",
-  url: "url",
-};
+/** The owner's own subscriptions, and nobody else's. */
+function ownedBy(sql: Queryable, owner: Owner) {
+  return sql`organization_id = ${owner.organizationId}
+    AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}`;
+}
 
 /** One page of the owner's subscriptions; oldest first unless a sort is asked for. */
 export async function listSubscriptions(
   sql: Queryable,
   owner: Owner,
   query: ListWebhooksQuery,
-  limit: number,
+  pageSizeMax: number,
 ): Promise<{ items: WebhookSubscription[]; totalCount: number }> {
-  const conditions = [
-    sql`organization_id = ${owner.organizationId}`,
-    sql`credential_kind = ${owner.credentialKind}`,
-    sql`credential_id = ${owner.credentialId}`,
-  ];
-  if (query.event !== undefined) conditions.push(sql`event_type = ${query.event}`);
-  conditions.push(
-    ...compileFilters(sql, parseFiltersParam(query.filters), SUBSCRIPTION_FILTER_FIELDS),
+  return await offsetPage(
+    sql,
+    { ...SUBSCRIPTION_LIST, where: [ownedBy(sql, owner)] },
+    query,
+    pageSizeMax,
+    (rows: SubscriptionRow[]) => rows.map(toSubscription),
   );
-  const where = conditions.reduce((acc, condition) => sql`${acc} AND ${condition}`);
-  const column = sql.unsafe(SUBSCRIPTION_SORT_COLUMNS[query.sortField ?? "createdAt"]);
-  const direction = sql.unsafe(query.sortDirection === "desc" ? "DESC" : "ASC");
-  const [count] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM subscriptions WHERE ${where}`;
-  const rows = limit === 0 ? [] : await sql<SubscriptionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions WHERE ${where}
-    ORDER BY ${column} ${direction}, id ${direction}
-    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
-  return { items: rows.map(toSubscription), totalCount: count!.n };
 }
 
+/** One of the owner's subscriptions; another credential's is a 404 like a missing one. */
 export async function findSubscription(
   sql: Queryable,
   owner: Owner,
   id: string,
-): Promise<WebhookSubscription | null> {
+): Promise<WebhookSubscription> {
   const [row] = await sql<SubscriptionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions
-    WHERE id = ${id} AND organization_id = ${owner.organizationId}
-      AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}`;
-  return row ? toSubscription(row) : null;
+    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions WHERE id = ${id} AND ${ownedBy(sql, owner)}`;
+  if (!row) throw notFound("Webhook", id);
+  return toSubscription(row);
 }
 
 async function findByTarget(
@@ -117,9 +111,7 @@ async function findByTarget(
 ): Promise<WebhookSubscription | null> {
   const [row] = await sql<SubscriptionRow[]>`
     SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions
-    WHERE organization_id = ${owner.organizationId}
-      AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
-      AND event_type = ${event} AND url = ${url}`;
+    WHERE ${ownedBy(sql, owner)} AND event_type = ${event} AND url = ${url}`;
   return row ? toSubscription(row) : null;
 }
 
@@ -163,30 +155,24 @@ export async function subscribe(
   }
 }
 
-export type UpdateUrlResult =
-  | { outcome: "updated"; subscription: WebhookSubscription }
-  | { outcome: "not_found" }
-  | { outcome: "duplicate"; existingId: string };
-
 /**
  * Points a subscription at another URL. Its secrets and history stay, and deliveries still
- * queued go to the new URL. The owner may not end up with two subscriptions for one event and URL.
+ * queued go to the new URL. The owner may not end up with two subscriptions for one event and
+ * URL (409 naming the other one).
  */
 export async function updateSubscriptionUrl(
   sql: Queryable,
   owner: Owner,
   id: string,
   url: string,
-): Promise<UpdateUrlResult> {
+): Promise<WebhookSubscription> {
   try {
     const [row] = await sql<SubscriptionRow[]>`
       UPDATE subscriptions SET url = ${url}
-      WHERE id = ${id} AND organization_id = ${owner.organizationId}
-        AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
+      WHERE id = ${id} AND ${ownedBy(sql, owner)}
       RETURNING ${sql.unsafe(COLUMNS)}`;
-    return row
-      ? { outcome: "updated", subscription: toSubscription(row) }
-      : { outcome: "not_found" };
+    if (!row) throw notFound("Webhook", id);
+    return toSubscription(row);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     const [other] = await sql<{ id: string }[]>`
@@ -195,42 +181,43 @@ export async function updateSubscriptionUrl(
         AND s.credential_id = mine.credential_id AND s.event_type = mine.event_type
         AND s.url = ${url}`;
     if (!other) throw error;
-    return { outcome: "duplicate", existingId: other.id };
+    throw conflict(
+      `Webhook "${other.id}" already sends this event to that URL; delete one of the two`,
+    );
   }
 }
 
-/** Deletes a subscription with its secrets and deliveries; false when there was none. */
+/**
+ * Deletes a subscription with its secrets and deliveries. Unsubscribing twice is not an error:
+ * the answer says whether there was one (a caller choosing between two successes).
+ */
 export async function unsubscribe(sql: Queryable, owner: Owner, id: string): Promise<boolean> {
   const rows = await sql`
-    DELETE FROM subscriptions
-    WHERE id = ${id} AND organization_id = ${owner.organizationId}
-      AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
-    RETURNING id`;
+    DELETE FROM subscriptions WHERE id = ${id} AND ${ownedBy(sql, owner)} RETURNING id`;
   return rows.length > 0;
 }
 
 /**
- * Issues a new current secret. The one it replaces keeps signing for 48 hours; secrets that
- * were already on their way out keep their own (earlier) expiry.
+ * Issues a new current secret. The one it replaces keeps signing for the overlap (48 hours);
+ * secrets that were already on their way out keep their own (earlier) expiry.
  */
 export async function rotateSecret(
   sql: Sql,
   box: SecretBox,
   owner: Owner,
   id: string,
-): Promise<(WebhookSubscription & { secret: string; previousSecretExpiresAt: string }) | null> {
+): Promise<WebhookSubscription & { secret: string; previousSecretExpiresAt: string }> {
   const secret = generateSigningSecret();
   const sealed = await box.seal(secret);
   return await sql.begin(async (tx) => {
     const [row] = await tx<SubscriptionRow[]>`
       UPDATE subscriptions SET secret_rotated_at = now()
-      WHERE id = ${id} AND organization_id = ${owner.organizationId}
-        AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}
+      WHERE id = ${id} AND ${ownedBy(tx, owner)}
       RETURNING ${tx.unsafe(COLUMNS)}`;
-    if (!row) return null;
+    if (!row) throw notFound("Webhook", id);
     const [expiry] = await tx<{ expires_at: Date }[]>`
       UPDATE signing_secrets
-      SET expires_at = now() + make_interval(hours => ${OLD_SECRET_VALIDITY_HOURS})
+      SET expires_at = now() + make_interval(hours => ${WEBHOOK_SECRET_OVERLAP_HOURS})
       WHERE subscription_id = ${id} AND expires_at IS NULL
       RETURNING expires_at`;
     await tx`INSERT INTO signing_secrets (subscription_id, sealed) VALUES (${id}, ${sealed})`;

@@ -1,0 +1,103 @@
+/**
+ * The query string of a list, built the same way for every resource: paging, sorting over the
+ * resource's sortable fields, the filter language, an optional text search, and named
+ * shorthands for common filters. Parameter order is the order the document lists them in.
+ */
+import { z } from "zod";
+import { NonNegativeIntParam, SortDirection } from "./common.ts";
+
+/** `filters`: a URL-encoded JSON array in the filter language (see filters.ts). */
+export const FiltersParam = z.string().max(20_000, "Must be at most 20000 characters");
+
+export const SearchParam = z.string().max(200, "Must be at most 200 characters");
+
+/** A cursor list's page size: at least 1, or a client looping on nextCursor would never end. */
+export const PositiveIntParam = z.string().regex(/^[1-9]\d{0,8}$/, "Must be a whole number ≥ 1")
+  .transform(Number);
+
+/** An opaque cursor handed out as `nextCursor`. */
+export const CursorParam = z.string().min(1, "Must not be empty").max(
+  2000,
+  "Must be at most 2000 characters",
+);
+
+type Fields = readonly [string, ...string[]];
+
+export interface ListQueryOptions<F extends Fields, N extends z.ZodRawShape, S extends boolean> {
+  /** The fields `sortField` may name. */
+  sortFields: F;
+  /** Shorthand filters (`status=sent`), listed after the paging parameters. */
+  named?: N;
+  /** Whether `search` is offered. */
+  search?: S;
+}
+
+type SortShape<F extends Fields> = {
+  sortField: z.ZodOptional<z.ZodEnum<{ [K in F[number]]: K }>>;
+  sortDirection: z.ZodOptional<typeof SortDirection>;
+  filters: z.ZodOptional<typeof FiltersParam>;
+};
+
+type SearchShape<S extends boolean> = S extends true ? { search: z.ZodOptional<typeof SearchParam> }
+  : Record<never, never>;
+
+export type OffsetListQuery<F extends Fields, N extends z.ZodRawShape, S extends boolean> =
+  z.ZodObject<
+    & { limit: z.ZodOptional<typeof NonNegativeIntParam> }
+    & { offset: z.ZodOptional<typeof NonNegativeIntParam> }
+    & N
+    & SearchShape<S>
+    & SortShape<F>,
+    z.core.$strict
+  >;
+
+export type CursorListQuery<F extends Fields, N extends z.ZodRawShape, S extends boolean> =
+  z.ZodObject<
+    & { limit: z.ZodOptional<typeof PositiveIntParam> }
+    & { cursor: z.ZodOptional<typeof CursorParam> }
+    & N
+    & SearchShape<S>
+    & SortShape<F>,
+    z.core.$strict
+  >;
+
+function tail<F extends Fields, S extends boolean>(
+  options: ListQueryOptions<F, z.ZodRawShape, S>,
+): Record<string, z.ZodType> {
+  return {
+    ...(options.search ? { search: SearchParam.optional() } : {}),
+    sortField: z.enum(options.sortFields, {
+      error: `Must be one of ${options.sortFields.join(", ")}`,
+    }).optional(),
+    sortDirection: SortDirection.optional(),
+    filters: FiltersParam.optional(),
+  };
+}
+
+/** An offset list: `limit` (capped at PAGE_SIZE_MAX), `offset`, then the rest. */
+export function offsetListQuery<
+  const F extends Fields,
+  const N extends z.ZodRawShape = Record<never, never>,
+  const S extends boolean = false,
+>(options: ListQueryOptions<F, N, S>): OffsetListQuery<F, N, S> {
+  return z.strictObject({
+    limit: NonNegativeIntParam.optional(),
+    offset: NonNegativeIntParam.optional(),
+    ...options.named,
+    ...tail(options),
+  }) as unknown as OffsetListQuery<F, N, S>;
+}
+
+/** A cursor list: `limit` (at least 1, capped at PAGE_SIZE_MAX), `cursor`, then the rest. */
+export function cursorListQuery<
+  const F extends Fields,
+  const N extends z.ZodRawShape = Record<never, never>,
+  const S extends boolean = false,
+>(options: ListQueryOptions<F, N, S>): CursorListQuery<F, N, S> {
+  return z.strictObject({
+    limit: PositiveIntParam.optional(),
+    cursor: CursorParam.optional(),
+    ...options.named,
+    ...tail(options),
+  }) as unknown as CursorListQuery<F, N, S>;
+}

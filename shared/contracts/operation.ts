@@ -1,0 +1,92 @@
+/**
+ * How an operation is declared: once, in its service's contract module. The gateway's route
+ * table, the OpenAPI document, the service's handler registration and its input validation all
+ * read these declarations; nothing else repeats a path, a scope or a schema.
+ */
+import type { z } from "zod";
+import type { Scope } from "../scopes.ts";
+import type { EventType } from "./platform.ts";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type SuccessStatus = 200 | 201 | 204;
+
+/** One operation of a resource. */
+export interface OperationSpec {
+  method: HttpMethod;
+  /** OpenAPI-style template; every `{name}` is a UUID unless `params` says otherwise. */
+  path: string;
+  /** Required scope; null means any valid credential. */
+  scope: Scope | null;
+  summary: string;
+  /** Path parameters that are not UUIDs (a client-chosen key, say), by name. */
+  params?: Readonly<Record<string, z.ZodType<string, string>>>;
+  /** The query string; without one, any query parameter is refused by name. */
+  query?: z.ZodObject;
+  /** The JSON body; without one, only an empty body or `{}` is accepted. */
+  body?: z.ZodType;
+  /** Schema of the success envelope's `data`, by HTTP status. */
+  responses: Partial<Record<SuccessStatus, z.ZodType>>;
+  /** Every event the operation may write (checked whenever contract checks are on). */
+  events?: readonly EventType[];
+}
+
+/** A declared operation: its spec, its name and the tag it is listed under. */
+export type Operation<Id extends string = string, S extends OperationSpec = OperationSpec> =
+  & S
+  & { readonly operationId: Id; readonly tag: string };
+
+export type OperationMap = Readonly<Record<string, Operation>>;
+
+/**
+ * Declares the operations of one resource, listed under one tag of the document. The keys are
+ * the operationIds.
+ */
+export function operations<const T extends Record<string, OperationSpec>>(
+  tag: string,
+  specs: T,
+): { readonly [K in keyof T & string]: Operation<K, T[K]> } {
+  return Object.fromEntries(
+    Object.entries(specs).map((
+      [operationId, spec],
+    ) => [operationId, { ...spec, operationId, tag }]),
+  ) as { readonly [K in keyof T & string]: Operation<K, T[K]> };
+}
+
+/** Everything one service (or the gateway) answers for. */
+export interface ServiceContract<
+  S extends string = string,
+  O extends OperationMap = OperationMap,
+> {
+  readonly service: S;
+  readonly operations: O;
+}
+
+export function serviceContract<const S extends string, const O extends OperationMap>(
+  service: S,
+  operations: O,
+): ServiceContract<S, O> {
+  return { service, operations };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types a handler is checked against.
+
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
+  ? N | ParamNames<Rest>
+  : never;
+
+/** The path parameters of an operation, by name, validated (UUIDs lower-cased). */
+export type ParamsOf<O extends OperationSpec> = { readonly [K in ParamNames<O["path"]>]: string };
+
+/** The validated query; `{}` when the operation declares none. */
+export type QueryOf<O extends OperationSpec> = O["query"] extends z.ZodType ? z.output<O["query"]>
+  : Record<string, never>;
+
+/** The validated body; `{}` when the operation declares none. */
+export type BodyOf<O extends OperationSpec> = O["body"] extends z.ZodType ? z.output<O["body"]>
+  : Record<string, never>;
+
+export type StatusOf<O extends OperationSpec> = keyof O["responses"] & SuccessStatus;
+
+export type DataOf<O extends OperationSpec, S extends StatusOf<O>> = O["responses"][S] extends
+  z.ZodType ? z.output<O["responses"][S]> : never;

@@ -1,0 +1,214 @@
+/**
+ * Lists, the same way for every resource: the conditions of the query (named filters, search,
+ * the filter language) over the resource's field table, a stable order ending with the id, and
+ * either an offset page with the count of every match, or a keyset page with a signed cursor.
+ */
+import type postgres from "postgres";
+import type { ContextKey } from "../internal_context.ts";
+import { cursorBinding, type CursorPosition, decodeCursor, encodeCursor } from "../cursor.ts";
+import type { Field, FieldTable } from "./fields.ts";
+import { compileFilters, parseFiltersParam } from "./filters.ts";
+import type { Queryable } from "./mod.ts";
+
+type Direction = "asc" | "desc";
+
+export interface ListSpec {
+  /** Trusted FROM clause: the table, and any join the select needs. */
+  from: string;
+  /** Trusted select list of the page query. */
+  select: string;
+  /** Trusted column of the row's id, the last key of every order. */
+  id?: string;
+  /** Conditions every listed row meets (its organisation, its owner), ANDed with the query's. */
+  where: postgres.Fragment[];
+  fields: FieldTable;
+  /** Query parameters that are shorthands for equality on the field of the same name. */
+  named?: readonly string[];
+  /** Trusted columns `search` looks in: a row matches when any contains the text. */
+  search?: readonly string[];
+  /** The order without a `sortField`. */
+  order: { field: string; direction: Direction };
+  /** The direction of a `sortField` given without `sortDirection`; ascending unless said. */
+  sortedDirection?: Direction;
+}
+
+/** The query parameters every list shares (its named filters come in beside them). */
+export interface ListQuery {
+  sortField?: string | undefined;
+  sortDirection?: Direction | undefined;
+  filters?: string | undefined;
+  search?: string | undefined;
+}
+
+export interface OffsetQuery extends ListQuery {
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+export interface CursorQuery extends ListQuery {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+/** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
+export function likePattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/** The conditions a list query puts on rows: named filters, search, then `filters`. */
+function conditions(
+  sql: Queryable,
+  spec: ListSpec,
+  query: ListQuery & Record<string, unknown>,
+): postgres.Fragment {
+  const all = [...spec.where];
+  for (const name of spec.named ?? []) {
+    const value = query[name];
+    if (value !== undefined) {
+      all.push(
+        sql`${sql.unsafe(spec.fields[name]!.column)} = ${value as string | number | boolean}`,
+      );
+    }
+  }
+  const term = query.search?.trim();
+  if (term && spec.search && spec.search.length > 0) {
+    const pattern = likePattern(term);
+    const anyOf = spec.search.map((column) => sql`${sql.unsafe(column)} ILIKE ${pattern}`)
+      .reduce((acc, condition) => sql`${acc} OR ${condition}`);
+    all.push(sql`(${anyOf})`);
+  }
+  all.push(...compileFilters(sql, parseFiltersParam(query.filters), spec.fields));
+  return all.reduce((acc, condition) => sql`${acc} AND ${condition}`);
+}
+
+interface Order {
+  field: Field;
+  direction: Direction;
+}
+
+function orderOf(spec: ListSpec, query: ListQuery): Order {
+  const name = query.sortField ?? spec.order.field;
+  const field = spec.fields[name];
+  if (field === undefined) throw new Error(`No field "${name}" to sort by in ${spec.from}`);
+  const direction = query.sortDirection ??
+    (query.sortField === undefined ? spec.order.direction : spec.sortedDirection ?? "asc");
+  return { field, direction };
+}
+
+function orderBy(sql: Queryable, spec: ListSpec, { field, direction }: Order): postgres.Fragment {
+  const dir = direction === "asc" ? "ASC" : "DESC";
+  // NULLS LAST only where NULL can occur: written on any other column it would keep a
+  // descending sort from walking an index backwards.
+  const nulls = field.nullable ? " NULLS LAST" : "";
+  return sql.unsafe(`${field.sortColumn} ${dir}${nulls}, ${spec.id ?? "id"} ${dir}`);
+}
+
+/** The page size a query asks for, capped at the page size limit; the limit when not asked. */
+export function pageLimit(limit: number | undefined, pageSizeMax: number): number {
+  return Math.min(limit ?? pageSizeMax, pageSizeMax);
+}
+
+/**
+ * One page of an offset list, and the count of every matching row. The count runs beside the
+ * page and `render` (which turns the page's rows into items, with further statements if it
+ * must), so a page costs the longest of them rather than their sum.
+ */
+export async function offsetPage<Row extends object, Item>(
+  sql: Queryable,
+  spec: ListSpec,
+  query: OffsetQuery & Record<string, unknown>,
+  pageSizeMax: number,
+  render: (rows: Row[]) => Promise<Item[]> | Item[],
+): Promise<{ items: Item[]; totalCount: number }> {
+  const where = conditions(sql, spec, query);
+  const limit = pageLimit(query.limit, pageSizeMax);
+  const counted = sql<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM ${sql.unsafe(spec.from)} WHERE ${where}`;
+  // Sends it now (postgres.js runs a query once it is awaited or given a handler); awaited
+  // below, and this handler keeps a failure meanwhile from being reported as unhandled.
+  counted.catch(() => {});
+  const rows = limit === 0 ? [] : await sql<Row[]>`
+    SELECT ${sql.unsafe(spec.select)} FROM ${sql.unsafe(spec.from)} WHERE ${where}
+    ORDER BY ${orderBy(sql, spec, orderOf(spec, query))}
+    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
+  const items = await render([...rows]);
+  return { items, totalCount: (await counted)[0]!.count };
+}
+
+/** What ties a cursor to the one list and organisation it was issued for. */
+export interface CursorScope {
+  /** Signs and checks cursors (the service's internal secret). */
+  key: ContextKey;
+  /** The list, e.g. its operationId, and the organisation: a cursor is good for these only. */
+  list: string;
+  organizationId: string;
+}
+
+/** The SQL type a sort value's text is cast back to before it is compared. */
+const SQL_TYPES: Record<Field["type"], string> = {
+  text: "text",
+  enum: "text",
+  number: "numeric",
+  date: "date",
+  datetime: "timestamptz",
+  uuid: "uuid",
+  boolean: "boolean",
+};
+
+/**
+ * Rows after `position` in the order, NULLs last: in a keyset order that is what was not yet
+ * handed out, whatever was inserted or deleted since.
+ */
+function after(
+  sql: Queryable,
+  spec: ListSpec,
+  { field, direction }: Order,
+  position: CursorPosition,
+): postgres.Fragment {
+  const column = sql.unsafe(field.sortColumn);
+  const id = sql.unsafe(spec.id ?? "id");
+  const beyond = sql.unsafe(direction === "asc" ? ">" : "<");
+  if (position.value === null) {
+    return sql`(${column} IS NULL AND ${id} ${beyond} ${position.id}::uuid)`;
+  }
+  const value = sql`${position.value}::text::${sql.unsafe(SQL_TYPES[field.type])}`;
+  const nulls = field.nullable ? sql` OR ${column} IS NULL` : sql``;
+  return sql`(${column} ${beyond} ${value}
+    OR (${column} = ${value} AND ${id} ${beyond} ${position.id}::uuid)${nulls})`;
+}
+
+/**
+ * One page of a keyset list and the cursor of the next (null at the end). The cursor holds the
+ * last row's sort value and id, signed and bound to the list, the organisation and the query's
+ * filters, search and sort: paging while rows come and go never repeats a row and never skips
+ * one that was there throughout.
+ */
+export async function cursorPage<Row extends object, Item>(
+  sql: Queryable,
+  spec: ListSpec,
+  query: CursorQuery & Record<string, unknown>,
+  pageSizeMax: number,
+  scope: CursorScope,
+  render: (rows: Row[]) => Promise<Item[]> | Item[],
+): Promise<{ items: Item[]; nextCursor: string | null }> {
+  const binding = cursorBinding(`${scope.list}:${scope.organizationId}`, query);
+  const order = orderOf(spec, query);
+  let where = conditions(sql, spec, query);
+  if (query.cursor !== undefined) {
+    const position = decodeCursor(scope.key, binding, query.cursor);
+    where = sql`${where} AND ${after(sql, spec, order, position)}`;
+  }
+  const limit = Math.max(1, pageLimit(query.limit, pageSizeMax));
+  const rows = await sql<(Row & { cursor_value: string | null; cursor_id: string })[]>`
+    SELECT ${sql.unsafe(spec.select)}, (${sql.unsafe(order.field.sortColumn)})::text
+             AS cursor_value, ${sql.unsafe(spec.id ?? "id")} AS cursor_id
+    FROM ${sql.unsafe(spec.from)} WHERE ${where}
+    ORDER BY ${orderBy(sql, spec, order)}
+    LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > limit && last !== undefined
+    ? encodeCursor(scope.key, binding, { value: last.cursor_value, id: last.cursor_id })
+    : null;
+  return { items: await render(page), nextCursor };
+}

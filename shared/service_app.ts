@@ -1,0 +1,158 @@
+/**
+ * A service's HTTP app, built from its contract: every declared operation gets its handler, and
+ * before a handler runs its scope is checked and its path, query and body are validated against
+ * the declaration. A handler receives typed, validated input and answers with a typed reply; it
+ * cannot forget a check, and a missing or extra handler does not compile.
+ */
+import type { Hono } from "hono";
+import type {
+  BodyOf,
+  DataOf,
+  Operation,
+  OperationMap,
+  ParamsOf,
+  QueryOf,
+  ServiceContract,
+  StatusOf,
+  SuccessStatus,
+} from "./contracts/operation.ts";
+import { ApiError } from "./http/errors.ts";
+import { parseOperationInput } from "./http/operation_input.ts";
+import type { InternalContext } from "./internal_context.ts";
+import type { Logger } from "./log.ts";
+import { assertMayWriteCosts, canSeeCosts } from "./costs.ts";
+import { assertMatches, CONTRACT_CHECKS, runOperation } from "./contract_checks.ts";
+import { toHonoPath } from "./routes.ts";
+import type { ServiceDeps } from "./service_main.ts";
+import { type ServiceContext, serviceDefaults, type ServiceEnv } from "./service_defaults.ts";
+
+/**
+ * JSON text that is already one valid JSON value of type T (built by the database, say): sent
+ * as it is, neither parsed nor stringified again.
+ */
+export class JsonText<T> {
+  declare readonly _data: T;
+  constructor(readonly text: string) {}
+}
+
+export function jsonText<T>(text: string): JsonText<T> {
+  return new JsonText<T>(text);
+}
+
+/** What a handler is given. */
+export interface Call<O extends Operation> {
+  params: ParamsOf<O>;
+  query: QueryOf<O>;
+  body: BodyOf<O>;
+  /** Who is calling, as the gateway signed it. */
+  auth: InternalContext;
+  /** The caller's organisation: every read and write is scoped by it. */
+  organizationId: string;
+  /** Whether the caller holds costs.read (cost fields are shown only then). */
+  costs: boolean;
+  log: Logger;
+  /** The request itself, for the rare handler that needs more. */
+  c: ServiceContext;
+}
+
+type ReplyAt<O extends Operation, S extends StatusOf<O>> =
+  & {
+    data: DataOf<O, S> | JsonText<DataOf<O, S>>;
+    /** The envelope's message; "OK" unless given. */
+    message?: string;
+    /** The envelope's `status`: the operation's own outcome (spec 2.1); true unless given. */
+    result?: boolean;
+  }
+  & (S extends 200 ? { status?: S } : { status: S });
+
+/** A handler's answer: one of the operation's declared statuses with its data. */
+export type Reply<O extends Operation> = { [S in StatusOf<O>]: ReplyAt<O, S> }[StatusOf<O>];
+
+export type Handler<O extends Operation> = (call: Call<O>) => Promise<Reply<O>> | Reply<O>;
+
+/** One handler per operation of `Ops`, keyed by operationId. */
+export type Handlers<Ops extends OperationMap> = { [K in keyof Ops]: Handler<Ops[K]> };
+
+/** Handlers for exactly the operations of `Ops`: a missing one or an extra one is an error. */
+export type ExactHandlers<Ops extends OperationMap, H> =
+  & Handlers<Ops>
+  & { [K in Exclude<keyof H, keyof Ops>]: never };
+
+export interface ServiceAppOptions {
+  /** Readiness for /healthz beyond the database answering; throw to report not ready. */
+  ready?: () => Promise<void>;
+}
+
+/**
+ * The service's app: the shared defaults (request ids, logging, tracing, /healthz, internal
+ * context, error envelopes) and one route per operation of its contract.
+ */
+export function createServiceApp<Ops extends OperationMap, H extends Handlers<Ops>>(
+  contract: ServiceContract<string, Ops>,
+  deps: Pick<ServiceDeps<unknown>, "sql" | "logger" | "contextKey">,
+  handlers: H & ExactHandlers<Ops, H>,
+  options: ServiceAppOptions = {},
+): Hono<ServiceEnv> {
+  const app = serviceDefaults({
+    service: contract.service,
+    logger: deps.logger,
+    contextKey: deps.contextKey,
+    ready: async () => {
+      await deps.sql`SELECT 1`;
+      await options.ready?.();
+    },
+  });
+  for (const operation of Object.values(contract.operations)) {
+    const handler = handlers[operation.operationId as keyof Ops] as unknown as Handler<Operation>;
+    app.on(operation.method, toHonoPath(operation.path), async (c) => {
+      const auth = c.get("auth");
+      if (operation.scope !== null && !auth.scopes.includes(operation.scope)) {
+        throw new ApiError("insufficient_scope", `This operation needs scope "${operation.scope}"`);
+      }
+      const input = parseOperationInput(operation, {
+        params: c.req.param() as Record<string, string>,
+        query: new URL(c.req.url).searchParams,
+        body: operation.body === undefined && !c.req.raw.body ? "" : await c.req.text(),
+      });
+      assertMayWriteCosts(auth.scopes, input.body);
+      const reply = await runOperation(
+        { operationId: operation.operationId, events: operation.events ?? [] },
+        () =>
+          handler({
+            ...input,
+            auth,
+            organizationId: auth.organizationId,
+            costs: canSeeCosts(auth.scopes),
+            log: c.get("log"),
+            c,
+          }),
+      );
+      return send(c, operation, reply as ReplyAt<Operation, SuccessStatus>);
+    });
+  }
+  return app;
+}
+
+/** Writes the success envelope; with contract checks on, `data` must match its schema. */
+function send(
+  c: ServiceContext,
+  operation: Operation,
+  reply: ReplyAt<Operation, SuccessStatus>,
+): Response {
+  const status = reply.status ?? 200;
+  const schema = operation.responses[status];
+  if (schema === undefined) {
+    throw new Error(`${operation.operationId} answered ${status}, which it does not declare`);
+  }
+  const data = reply.data;
+  if (CONTRACT_CHECKS) {
+    const value = data instanceof JsonText ? JSON.parse(data.text) : data;
+    assertMatches(schema, value, `The ${status} answer of ${operation.operationId}`);
+  }
+  if (status === 204) return c.body(null, 204);
+  const head = `{"status":${reply.result ?? true},"message":${
+    JSON.stringify(reply.message ?? "OK")
+  },"data":`;
+  const text = data instanceof JsonText ? data.text : JSON.stringify(data);
+  return c.body(`${head}${text}}`, status, { "Content-Type": "application/json" });
+}
