@@ -52,12 +52,20 @@ interface RunningOperation {
 
 const running = new AsyncLocalStorage<RunningOperation>();
 
-/** Runs an operation's handler so that `assertEventDeclared` knows which operation it is in. */
-export function runOperation<T>(operation: RunningOperation, fn: () => T): T {
-  return CONTRACT_CHECKS ? running.run(operation, fn) : fn();
+/**
+ * Runs an operation's handler with its checks on (an app may turn them on for itself, as a test
+ * of the checks does), so that `writeEvent` knows which operation it is in.
+ */
+export function runChecked<T>(operation: RunningOperation, fn: () => T): T {
+  return running.run(operation, fn);
 }
 
-/** Inside an operation, an event it does not declare is a ContractViolation. */
+/** Whether the code running now is held to its contracts. */
+export function checking(): boolean {
+  return CONTRACT_CHECKS || running.getStore() !== undefined;
+}
+
+/** Inside a checked operation, an event it does not declare is a ContractViolation. */
 export function assertEventDeclared(type: string): void {
   const operation = running.getStore();
   if (operation === undefined || operation.events.includes(type)) return;

@@ -4,7 +4,7 @@ import { context, propagation } from "@opentelemetry/api";
 import { OUTBOX_CHANNEL } from "./events/relay.ts";
 import { eventDefinition, type EventType } from "./events/catalogue.ts";
 import type { EventData } from "./contracts/platform.ts";
-import { assertEventDeclared, assertMatches, CONTRACT_CHECKS } from "./contract_checks.ts";
+import { assertEventDeclared, assertMatches, checking } from "./contract_checks.ts";
 
 export interface NewEvent<T extends EventType> {
   organizationId: string;
@@ -29,7 +29,7 @@ export async function writeEvent<T extends EventType>(
     // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
     throw new Error(`Event type "${event.type}" is not declared in shared/contracts`);
   }
-  if (CONTRACT_CHECKS) {
+  if (checking()) {
     assertEventDeclared(event.type);
     assertMatches(definition.data, event.payload, `The payload of event "${event.type}"`);
   }

@@ -21,7 +21,7 @@ import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
 import type { Logger } from "./log.ts";
 import { assertMayWriteCosts, canSeeCosts } from "./costs.ts";
-import { assertMatches, CONTRACT_CHECKS, runOperation } from "./contract_checks.ts";
+import { assertMatches, CONTRACT_CHECKS, runChecked } from "./contract_checks.ts";
 import { toHonoPath } from "./routes.ts";
 import type { ServiceDeps } from "./service_main.ts";
 import { type ServiceContext, serviceDefaults, type ServiceEnv } from "./service_defaults.ts";
@@ -81,6 +81,8 @@ export type ExactHandlers<Ops extends OperationMap, H> =
 export interface ServiceAppOptions {
   /** Readiness for /healthz beyond the database answering; throw to report not ready. */
   ready?: () => Promise<void>;
+  /** Hold handlers to the contract while they run (see contract_checks.ts); the env's setting. */
+  contractChecks?: boolean;
 }
 
 /**
@@ -102,6 +104,7 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
       await options.ready?.();
     },
   });
+  const checks = options.contractChecks ?? CONTRACT_CHECKS;
   for (const operation of Object.values(contract.operations)) {
     const handler = handlers[operation.operationId as keyof Ops] as unknown as Handler<Operation>;
     app.on(operation.method, toHonoPath(operation.path), async (c) => {
@@ -112,22 +115,25 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
       const input = parseOperationInput(operation, {
         params: c.req.param() as Record<string, string>,
         query: new URL(c.req.url).searchParams,
-        body: operation.body === undefined && !c.req.raw.body ? "" : await c.req.text(),
+        body: await c.req.text(),
       });
       assertMayWriteCosts(auth.scopes, input.body);
-      const reply = await runOperation(
-        { operationId: operation.operationId, events: operation.events ?? [] },
-        () =>
-          handler({
-            ...input,
-            auth,
-            organizationId: auth.organizationId,
-            costs: canSeeCosts(auth.scopes),
-            log: c.get("log"),
-            c,
-          }),
-      );
-      return send(c, operation, reply as ReplyAt<Operation, SuccessStatus>);
+      const call = (): ReturnType<Handler<Operation>> =>
+        handler({
+          ...input,
+          auth,
+          organizationId: auth.organizationId,
+          costs: canSeeCosts(auth.scopes),
+          log: c.get("log"),
+          c,
+        });
+      const reply = checks
+        ? await runChecked(
+          { operationId: operation.operationId, events: operation.events ?? [] },
+          call,
+        )
+        : await call();
+      return send(c, operation, reply as ReplyAt<Operation, SuccessStatus>, checks);
     });
   }
   return app;
@@ -138,6 +144,7 @@ function send(
   c: ServiceContext,
   operation: Operation,
   reply: ReplyAt<Operation, SuccessStatus>,
+  checks: boolean,
 ): Response {
   const status = reply.status ?? 200;
   const schema = operation.responses[status];
@@ -145,7 +152,7 @@ function send(
     throw new Error(`${operation.operationId} answered ${status}, which it does not declare`);
   }
   const data = reply.data;
-  if (CONTRACT_CHECKS) {
+  if (checks) {
     const value = data instanceof JsonText ? JSON.parse(data.text) : data;
     assertMatches(schema, value, `The ${status} answer of ${operation.operationId}`);
   }

@@ -107,6 +107,34 @@ Deno.test("GET /v1/quotes/{quoteId} answers 404 for another organisation's quote
   assertEquals(malformed.status, 400);
 });
 
+Deno.test("writes refuse query parameters they do not declare, and change nothing", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const quote = await createQuote(h, { reference: "Keep" }, org);
+  for (
+    const [method, path, body] of [
+      ["DELETE", `/v1/quotes/${quote.id}?x=1`, undefined],
+      ["PATCH", `/v1/quotes/${quote.id}?dryRun=true`, { reference: "Changed" }],
+      ["POST", "/v1/quotes?x=1", {}],
+      ["POST", `/v1/quotes/${quote.id}/status?notify=1`, { status: "sent" }],
+    ] as const
+  ) {
+    const res = await h.request(method, path, { organizationId: org, body });
+    assertEquals(res.status, 400, `${method} ${path}`);
+    const refused = await json(res);
+    assertEquals(refused.error, "validation_error");
+    assertEquals(
+      refused.details?.[0]?.path,
+      new URL(path, "http://x").searchParams.keys().next().value,
+    );
+  }
+  const after = await h.request("GET", `/v1/quotes/${quote.id}`, { organizationId: org });
+  const kept = (await json<QuoteData>(after)).data;
+  assertEquals([kept.reference, kept.status], ["Keep", "draft"]);
+  const list = await h.request("GET", "/v1/quotes", { organizationId: org });
+  assertEquals((await json<{ totalCount: number }>(list)).data.totalCount, 1);
+});
+
 Deno.test("GET /v1/quotes pages with limit and offset, caps the limit and counts every match", async () => {
   await using h = await harness();
   const org = crypto.randomUUID();

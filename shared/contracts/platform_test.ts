@@ -1,0 +1,40 @@
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import type { Operation } from "./operation.ts";
+import { EVENTS, gatewayContract, SERVICE_CONTRACTS } from "./platform.ts";
+
+const contracts = [gatewayContract, ...SERVICE_CONTRACTS].map((c) => ({
+  service: c.service,
+  operations: Object.values(c.operations) as Operation[],
+}));
+
+Deno.test("every event is named by its own key, once", () => {
+  for (const [key, definition] of Object.entries(EVENTS)) assertEquals(definition.type, key);
+});
+
+Deno.test("an operation declares only events of its own service's topic", () => {
+  for (const contract of contracts) {
+    for (const operation of contract.operations) {
+      for (const type of operation.events ?? []) {
+        assertEquals(
+          EVENTS[type].service,
+          contract.service,
+          `${operation.operationId} declares ${type}, which ${EVENTS[type].service} publishes`,
+        );
+      }
+    }
+  }
+});
+
+Deno.test("every public event is declared by an operation that may write it", () => {
+  const declared = new Set(
+    contracts.flatMap((c) => c.operations.flatMap((o) => o.events ?? [])),
+  );
+  const public_ = Object.values(EVENTS).filter((d) => d.readScope !== null);
+  assert(public_.length > 20);
+  assertEquals(public_.filter((d) => !declared.has(d.type)).map((d) => d.type), []);
+});
+
+Deno.test("operationIds are unique across the platform", () => {
+  const ids = contracts.flatMap((c) => c.operations.map((o) => o.operationId));
+  assertEquals(ids.filter((id, i) => ids.indexOf(id) !== i), []);
+});

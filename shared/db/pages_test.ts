@@ -1,0 +1,281 @@
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import fc from "fast-check";
+import { ApiError } from "../http/errors.ts";
+import { importContextKey } from "../internal_context.ts";
+import { uuidv7 } from "../ids.ts";
+import { createTestDatabase } from "../testing/db.ts";
+import { fieldTable } from "./fields.ts";
+import { connect, type Sql } from "./mod.ts";
+import { cursorPage, type CursorQuery, type ListSpec, offsetPage } from "./pages.ts";
+
+const FIELDS = fieldTable({
+  name: { type: "text" },
+  price: { type: "number", nullable: true },
+  status: { type: "enum", values: ["open", "closed"] },
+  createdAt: { type: "datetime" },
+});
+
+interface Row {
+  id: string;
+  name: string;
+  price: string | null;
+  status: string;
+  created_at: Date;
+}
+
+async function scratch(): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<void> }> {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "public" });
+  await sql`
+    CREATE TABLE things (
+      id uuid PRIMARY KEY,
+      organization_id uuid NOT NULL,
+      name text NOT NULL,
+      price numeric,
+      status text NOT NULL,
+      created_at timestamptz NOT NULL
+    )`;
+  return {
+    sql,
+    async [Symbol.asyncDispose]() {
+      await sql.end();
+      await db.drop();
+    },
+  };
+}
+
+const ORG = crypto.randomUUID();
+const OTHER_ORG = crypto.randomUUID();
+
+function spec(sql: Sql, organizationId = ORG): ListSpec {
+  return {
+    from: "things",
+    select: "id, name, price, status, created_at",
+    where: [sql`organization_id = ${organizationId}`],
+    fields: FIELDS,
+    named: ["status"],
+    search: ["name"],
+    order: { field: "createdAt", direction: "desc" },
+  };
+}
+
+/** Rows with ties on every column but the id, NULL prices, and microseconds a JS Date loses. */
+async function seed(sql: Sql, count: number, organizationId = ORG): Promise<void> {
+  const base = Date.UTC(2026, 10, 1);
+  for (let i = 0; i < count; i++) {
+    await sql`
+      INSERT INTO things (id, organization_id, name, price, status, created_at)
+      VALUES (${uuidv7()}, ${organizationId}, ${`thing ${i % 7}`},
+              ${i % 4 === 0 ? null : String((i % 5) * 1.25)}, ${i % 3 === 0 ? "closed" : "open"},
+              ${new Date(base + (i % 9) * 1000).toISOString()}::timestamptz
+                + make_interval(secs => ${(i % 4) / 1_000_000}))`;
+  }
+}
+
+const names = (rows: readonly Row[]): string[] => rows.map((r) => r.id);
+
+Deno.test("offsetPage() filters, sorts with the id last, pages and counts every match", async () => {
+  await using db = await scratch();
+  const { sql } = db;
+  await seed(sql, 40);
+  await seed(sql, 5, OTHER_ORG);
+  const page = (query: Record<string, unknown>, max = 200) =>
+    offsetPage(sql, spec(sql), query, max, (rows: Row[]) => rows);
+
+  const all = await page({});
+  assertEquals(all.totalCount, 40, "only this organisation's rows");
+  const expected = await sql<Row[]>`
+    SELECT id FROM things WHERE organization_id = ${ORG} ORDER BY created_at DESC, id DESC`;
+  assertEquals(names(all.items), names(expected), "newest first by default, the id breaks ties");
+
+  const cheapest = await page({ sortField: "price" });
+  const prices = cheapest.items.map((r) => r.price);
+  assertEquals(prices.slice(-10), Array(10).fill(null), "NULLs last ascending");
+  const dear = await page({ sortField: "price", sortDirection: "desc" });
+  assertEquals(dear.items.map((r) => r.price).slice(-10), Array(10).fill(null), "and descending");
+
+  const closed = await page({ status: "closed", search: "THING 1", limit: 3 });
+  const matching = await sql<Row[]>`
+    SELECT id FROM things WHERE organization_id = ${ORG} AND status = 'closed'
+      AND name ILIKE '%thing 1%'`;
+  assertEquals(closed.totalCount, matching.length);
+  assert(closed.items.length <= 3);
+
+  const filtered = await page({ filters: JSON.stringify([{ field: "price", op: "isNull" }]) });
+  assertEquals(filtered.totalCount, 10);
+  await assert.rejects(
+    page({ filters: JSON.stringify([{ field: "secret", op: "eq", value: 1 }]) }),
+    (e) => e instanceof ApiError && e.details?.[0]?.path === "filters.0.field",
+  );
+
+  assertEquals((await page({ limit: 500 }, 7)).items.length, 7, "capped at the page size limit");
+  const none = await page({ limit: 0 });
+  assertEquals([none.items.length, none.totalCount], [0, 40]);
+  const second = await page({ limit: 10, offset: 10 });
+  assertEquals(names(second.items), names(all.items).slice(10, 20));
+});
+
+/** Every row of the list, page by page, following nextCursor. */
+async function walk(
+  sql: Sql,
+  query: CursorQuery & Record<string, unknown>,
+  between: () => Promise<void> = () => Promise.resolve(),
+): Promise<{ ids: string[]; pages: number }> {
+  const key = await importContextKey("cursor-test-secret-of-at-least-32-chars");
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await cursorPage(
+      sql,
+      spec(sql),
+      { ...query, ...(cursor ? { cursor } : {}) },
+      200,
+      { key, list: "listThings", organizationId: ORG },
+      (rows: Row[]) => rows,
+    );
+    ids.push(...names(page.items));
+    cursor = page.nextCursor ?? undefined;
+    pages++;
+    await between();
+  } while (cursor !== undefined);
+  return { ids, pages };
+}
+
+const ORDERS: { sortField?: string; sortDirection?: "asc" | "desc" }[] = [
+  {},
+  { sortField: "createdAt", sortDirection: "asc" },
+  { sortField: "name" },
+  { sortField: "name", sortDirection: "desc" },
+  { sortField: "price" },
+  { sortField: "price", sortDirection: "desc" },
+  { sortField: "status", sortDirection: "desc" },
+];
+
+Deno.test("cursorPage() hands out every row once, in the order of the offset list", async () => {
+  await using db = await scratch();
+  const { sql } = db;
+  await seed(sql, 37);
+  for (const order of ORDERS) {
+    for (const limit of [1, 5, 36, 37, 100]) {
+      const expected = await offsetPage(sql, spec(sql), order, 200, (rows: Row[]) => rows);
+      const walked = await walk(sql, { ...order, limit });
+      assertEquals(walked.ids, names(expected.items), `${JSON.stringify(order)} by ${limit}`);
+      assertEquals(walked.pages, Math.max(1, Math.ceil(37 / limit)), "the last page ends it");
+    }
+  }
+});
+
+Deno.test("cursorPage() never repeats a row, nor skips one that was there throughout, while rows come and go", async () => {
+  await using db = await scratch();
+  const { sql } = db;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...ORDERS),
+      fc.integer({ min: 1, max: 6 }),
+      fc.array(fc.tuple(fc.boolean(), fc.nat()), { minLength: 1, maxLength: 12 }),
+      async (order, limit, changes) => {
+        await sql`DELETE FROM things`;
+        await seed(sql, 20);
+        const before = new Set((await sql<Row[]>`SELECT id FROM things`).map((r) => r.id));
+        const deleted = new Set<string>();
+        let step = 0;
+        const { ids } = await walk(sql, { ...order, limit }, async () => {
+          const [insert, pick] = changes[step++ % changes.length]!;
+          if (insert) {
+            await seed(sql, 1);
+          } else {
+            const rows = await sql<Row[]>`SELECT id FROM things ORDER BY id`;
+            const victim = rows[pick % rows.length];
+            if (victim) {
+              await sql`DELETE FROM things WHERE id = ${victim.id}`;
+              deleted.add(victim.id);
+            }
+          }
+        });
+        assertEquals(ids.length, new Set(ids).size, "no row twice");
+        for (const id of before) {
+          if (!deleted.has(id)) assert(ids.includes(id), `row ${id} was skipped`);
+        }
+      },
+    ),
+    { numRuns: 25 },
+  );
+});
+
+Deno.test("cursorPage() refuses a cursor it did not hand out, or one for another query", async (t) => {
+  await using db = await scratch();
+  const { sql } = db;
+  await seed(sql, 10);
+  const key = await importContextKey("cursor-test-secret-of-at-least-32-chars");
+  const scope = { key, list: "listThings", organizationId: ORG };
+  const page = (query: CursorQuery & Record<string, unknown>, over = scope) =>
+    cursorPage(sql, spec(sql), query, 200, over, (rows: Row[]) => rows);
+  const first = await page({ limit: 3, status: "open", sortField: "name" });
+  const cursor = first.nextCursor!;
+  assert.equal(typeof cursor, "string");
+
+  const refusal = async (query: CursorQuery & Record<string, unknown>, over = scope) => {
+    const error = await page(query, over).then(() => null, (e: unknown) => e);
+    assert(error instanceof ApiError, "refused with a 400");
+    assertEquals([error.code, error.details?.[0]?.path], ["validation_error", "cursor"]);
+    return error.message;
+  };
+
+  await t.step("the same query continues", async () => {
+    const next = await page({ limit: 3, status: "open", sortField: "name", cursor });
+    assert(next.items.length > 0);
+  });
+
+  await t.step("an altered or made-up cursor", async () => {
+    const [payload, mac] = cursor.split(".");
+    const flipped = `${payload!.slice(0, -2)}${payload!.at(-2) === "A" ? "B" : "A"}${
+      payload!.at(-1)
+    }.${mac}`;
+    for (const bad of [flipped, `${payload}.${mac!.slice(1)}`, "abc", "a.b.c", "%%%"]) {
+      assert.match(
+        await refusal({ limit: 3, status: "open", sortField: "name", cursor: bad }),
+        /not a cursor this list handed out/,
+      );
+    }
+  });
+
+  await t.step("changed filters, search or sort", async () => {
+    for (
+      const changed of [
+        { status: "closed", sortField: "name" },
+        { status: "open", sortField: "price" },
+        { status: "open", sortField: "name", sortDirection: "desc" as const },
+        { status: "open", sortField: "name", search: "x" },
+        { status: "open", sortField: "name", filters: "[]" },
+      ]
+    ) {
+      assert.match(
+        await refusal({ limit: 3, ...changed, cursor }),
+        /other filters, search or sort/,
+      );
+    }
+  });
+
+  await t.step("another list or another organisation", async () => {
+    assert.match(
+      await refusal({ limit: 3, status: "open", sortField: "name", cursor }, {
+        ...scope,
+        list: "listOtherThings",
+      }),
+      /other filters/,
+    );
+    assert.match(
+      await refusal({ limit: 3, status: "open", sortField: "name", cursor }, {
+        ...scope,
+        organizationId: OTHER_ORG,
+      }),
+      /other filters/,
+    );
+  });
+
+  await t.step("the limit may change between pages", async () => {
+    const next = await page({ limit: 1, status: "open", sortField: "name", cursor });
+    assertEquals(next.items.length, 1);
+  });
+});
