@@ -81,3 +81,40 @@ export function optionalAll<T extends Record<string, z.ZodType>>(
     [K in keyof T]: z.ZodOptional<T[K]>;
   };
 }
+
+type Fields = Record<string, z.ZodType>;
+
+type CreateShape<F extends Fields, R extends keyof F> = {
+  [K in keyof F]: K extends R ? F[K] : z.ZodOptional<F[K]>;
+};
+
+/**
+ * A resource's create and update bodies from one list of its writable fields: the create
+ * requires `required` and takes the rest if given; the update takes any of them. They are
+ * listed in the document as `Create<name>Body` and `Update<name>Body`.
+ */
+export function writeBodies<
+  const F extends Fields,
+  const R extends keyof F & string = never,
+>(
+  name: string,
+  fields: F,
+  required: readonly R[] = [],
+): {
+  create: z.ZodObject<CreateShape<F, R>, z.core.$strict>;
+  update: z.ZodObject<{ [K in keyof F]: z.ZodOptional<F[K]> }, z.core.$strict>;
+} {
+  const create = Object.fromEntries(
+    Object.entries(fields).map(([key, schema]) => [
+      key,
+      (required as readonly string[]).includes(key) ? schema : schema.optional(),
+    ]),
+  ) as CreateShape<F, R>;
+  return {
+    create: z.strictObject(create).meta({ id: `Create${name}Body` }),
+    update: z.strictObject(optionalAll(fields)).meta({ id: `Update${name}Body` }) as z.ZodObject<
+      { [K in keyof F]: z.ZodOptional<F[K]> },
+      z.core.$strict
+    >,
+  };
+}

@@ -61,17 +61,21 @@ export type CursorListQuery<F extends Fields, N extends z.ZodRawShape, S extends
     z.core.$strict
   >;
 
-function tail<F extends Fields, S extends boolean>(
-  options: ListQueryOptions<F, z.ZodRawShape, S>,
-): Record<string, z.ZodType> {
-  return {
+/** Paging first, then the named filters, search and the order, in the document's order. */
+function listQuery(
+  paging: z.ZodRawShape,
+  options: ListQueryOptions<Fields, z.ZodRawShape, boolean>,
+): z.ZodObject {
+  return z.strictObject({
+    ...paging,
+    ...options.named,
     ...(options.search ? { search: SearchParam.optional() } : {}),
     sortField: z.enum(options.sortFields, {
       error: `Must be one of ${options.sortFields.join(", ")}`,
     }).optional(),
     sortDirection: SortDirection.optional(),
     filters: FiltersParam.optional(),
-  };
+  });
 }
 
 /** An offset list: `limit` (capped at PAGE_SIZE_MAX), `offset`, then the rest. */
@@ -80,12 +84,8 @@ export function offsetListQuery<
   const N extends z.ZodRawShape = Record<never, never>,
   const S extends boolean = false,
 >(options: ListQueryOptions<F, N, S>): OffsetListQuery<F, N, S> {
-  return z.strictObject({
-    limit: NonNegativeIntParam.optional(),
-    offset: NonNegativeIntParam.optional(),
-    ...options.named,
-    ...tail(options),
-  }) as unknown as OffsetListQuery<F, N, S>;
+  const paging = { limit: NonNegativeIntParam.optional(), offset: NonNegativeIntParam.optional() };
+  return listQuery(paging, options) as unknown as OffsetListQuery<F, N, S>;
 }
 
 /** A cursor list: `limit` (at least 1, capped at PAGE_SIZE_MAX), `cursor`, then the rest. */
@@ -94,10 +94,6 @@ export function cursorListQuery<
   const N extends z.ZodRawShape = Record<never, never>,
   const S extends boolean = false,
 >(options: ListQueryOptions<F, N, S>): CursorListQuery<F, N, S> {
-  return z.strictObject({
-    limit: PositiveIntParam.optional(),
-    cursor: CursorParam.optional(),
-    ...options.named,
-    ...tail(options),
-  }) as unknown as CursorListQuery<F, N, S>;
+  const paging = { limit: PositiveIntParam.optional(), cursor: CursorParam.optional() };
+  return listQuery(paging, options) as unknown as CursorListQuery<F, N, S>;
 }

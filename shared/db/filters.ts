@@ -100,7 +100,7 @@ function operandsOf(op: FilterOp): readonly Operand[] {
  * would not use it); a fraction compared with an integer column is simply false, never an error.
  */
 const BIGINT = /^-?\d{1,18}$/;
-const SQL_TYPES: Record<FilterFieldType, string> = {
+export const SQL_TYPES: Record<FilterFieldType, string> = {
   text: "text",
   enum: "text",
   number: "numeric",

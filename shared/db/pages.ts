@@ -7,7 +7,7 @@ import type postgres from "postgres";
 import type { ContextKey } from "../internal_context.ts";
 import { cursorBinding, type CursorPosition, decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Field, FieldTable } from "./fields.ts";
-import { compileFilters, parseFiltersParam } from "./filters.ts";
+import { compileFilters, parseFiltersParam, SQL_TYPES } from "./filters.ts";
 import type { Queryable } from "./mod.ts";
 
 type Direction = "asc" | "desc";
@@ -144,17 +144,6 @@ export interface CursorScope {
   organizationId: string;
 }
 
-/** The SQL type a sort value's text is cast back to before it is compared. */
-const SQL_TYPES: Record<Field["type"], string> = {
-  text: "text",
-  enum: "text",
-  number: "numeric",
-  date: "date",
-  datetime: "timestamptz",
-  uuid: "uuid",
-  boolean: "boolean",
-};
-
 /**
  * Rows after `position` in the order, NULLs last: in a keyset order that is what was not yet
  * handed out, whatever was inserted or deleted since.
@@ -171,6 +160,7 @@ function after(
   if (position.value === null) {
     return sql`(${column} IS NULL AND ${id} ${beyond} ${position.id}::uuid)`;
   }
+  // The sort value was read as text; cast back to the column's type, it compares exactly.
   const value = sql`${position.value}::text::${sql.unsafe(SQL_TYPES[field.type])}`;
   const nulls = field.nullable ? sql` OR ${column} IS NULL` : sql``;
   return sql`(${column} ${beyond} ${value}

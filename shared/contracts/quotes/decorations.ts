@@ -1,6 +1,6 @@
 /** Decorations of a quote group: print or embroidery placements, priced per unit and per setup. */
 import { z } from "zod";
-import { DateTime, Deleted, optionalAll, Text, Uuid } from "../common.ts";
+import { DateTime, Deleted, Text, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import {
@@ -105,15 +105,12 @@ const decorationFields = {
   sortOrder: SortOrder,
 };
 
-export const CreateQuoteDecorationBody = z.strictObject({
-  ...optionalAll(decorationFields),
-  quantity: decorationFields.quantity,
-}).meta({ id: "CreateQuoteDecorationBody" });
+export const { create: CreateQuoteDecorationBody, update: UpdateQuoteDecorationBody } = writeBodies(
+  "QuoteDecoration",
+  decorationFields,
+  ["quantity"],
+);
 export type CreateQuoteDecorationBody = z.infer<typeof CreateQuoteDecorationBody>;
-
-export const UpdateQuoteDecorationBody = z.strictObject(optionalAll(decorationFields)).meta({
-  id: "UpdateQuoteDecorationBody",
-});
 export type UpdateQuoteDecorationBody = z.infer<typeof UpdateQuoteDecorationBody>;
 
 const DecorationDeleted = z.object({ id: Uuid, quoteGroupId: Uuid }).meta({

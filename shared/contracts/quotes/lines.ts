@@ -1,6 +1,6 @@
 /** Lines of a quote group: garments, services, costs, and Discount/Surcharge adjustments. */
 import { z } from "zod";
-import { DateTime, Deleted, optionalAll, Text, Uuid } from "../common.ts";
+import { DateTime, Deleted, Text, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Amount, LineType, OptionalText, Quantity, SortOrder, Url, ValueType } from "./values.ts";
@@ -46,16 +46,12 @@ const lineFields = {
   sortOrder: SortOrder,
 };
 
-export const CreateQuoteLineBody = z.strictObject({
-  ...optionalAll(lineFields),
-  lineType: lineFields.lineType,
-  productName: lineFields.productName,
-}).meta({ id: "CreateQuoteLineBody" });
+export const { create: CreateQuoteLineBody, update: UpdateQuoteLineBody } = writeBodies(
+  "QuoteLine",
+  lineFields,
+  ["lineType", "productName"],
+);
 export type CreateQuoteLineBody = z.infer<typeof CreateQuoteLineBody>;
-
-export const UpdateQuoteLineBody = z.strictObject(optionalAll(lineFields)).meta({
-  id: "UpdateQuoteLineBody",
-});
 export type UpdateQuoteLineBody = z.infer<typeof UpdateQuoteLineBody>;
 
 const LineDeleted = z.object({ id: Uuid, quoteGroupId: Uuid }).meta({

@@ -1,6 +1,6 @@
 /** Markup groups: bands of markups by quantity (garment, decoration) or by setup cost (setup). */
 import { z } from "zod";
-import { DateTime, Deleted, optionalAll, Text, Uuid } from "../common.ts";
+import { DateTime, Deleted, Text, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Amount, DecorationMethod, Flag, MarkupLane, MarkupType, MarkupValue } from "./values.ts";
@@ -39,17 +39,12 @@ const markupGroupFields = {
   bands: Bands,
 };
 
-export const CreateMarkupGroupBody = z.strictObject({
-  ...markupGroupFields,
-  decorationMethod: markupGroupFields.decorationMethod.optional(),
-  isDefault: markupGroupFields.isDefault.optional(),
-  appliesToSetupCost: markupGroupFields.appliesToSetupCost.optional(),
-}).meta({ id: "CreateMarkupGroupBody" });
+export const { create: CreateMarkupGroupBody, update: UpdateMarkupGroupBody } = writeBodies(
+  "MarkupGroup",
+  markupGroupFields,
+  ["name", "lane", "bands"],
+);
 export type CreateMarkupGroupBody = z.infer<typeof CreateMarkupGroupBody>;
-
-export const UpdateMarkupGroupBody = z.strictObject(optionalAll(markupGroupFields)).meta({
-  id: "UpdateMarkupGroupBody",
-});
 export type UpdateMarkupGroupBody = z.infer<typeof UpdateMarkupGroupBody>;
 
 export const markupGroupEvents = defineEvents("quotes", "quotes.read", {

@@ -1,6 +1,6 @@
 /** Quotes: the priced document a shop sends, with its groups, lifecycle and totals. */
 import { z } from "zod";
-import { DateTime, Deleted, Email, IsoDate, optionalAll, page, Text, Uuid } from "../common.ts";
+import { DateTime, Deleted, Email, IsoDate, page, Text, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { offsetListQuery } from "../lists.ts";
 import { operations } from "../operation.ts";
@@ -65,14 +65,11 @@ const quoteFields = {
   taxRateId: Uuid.nullable(),
 };
 
-export const CreateQuoteBody = z.strictObject(optionalAll(quoteFields)).meta({
-  id: "CreateQuoteBody",
-});
+export const { create: CreateQuoteBody, update: UpdateQuoteBody } = writeBodies(
+  "Quote",
+  quoteFields,
+);
 export type CreateQuoteBody = z.infer<typeof CreateQuoteBody>;
-
-export const UpdateQuoteBody = z.strictObject(optionalAll(quoteFields)).meta({
-  id: "UpdateQuoteBody",
-});
 export type UpdateQuoteBody = z.infer<typeof UpdateQuoteBody>;
 
 export const QuoteStatusBody = z.strictObject({

@@ -1,6 +1,6 @@
 /** Size/colour variants of a quote line, and custom cost rows (freight). */
 import { z } from "zod";
-import { DateTime, Deleted, optionalAll, Uuid } from "../common.ts";
+import { DateTime, Deleted, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import {
@@ -52,15 +52,12 @@ const variantFields = {
   sortOrder: SortOrder,
 };
 
-export const CreateQuoteVariantBody = z.strictObject({
-  ...optionalAll(variantFields),
-  quantity: variantFields.quantity,
-}).meta({ id: "CreateQuoteVariantBody" });
+export const { create: CreateQuoteVariantBody, update: UpdateQuoteVariantBody } = writeBodies(
+  "QuoteVariant",
+  variantFields,
+  ["quantity"],
+);
 export type CreateQuoteVariantBody = z.infer<typeof CreateQuoteVariantBody>;
-
-export const UpdateQuoteVariantBody = z.strictObject(optionalAll(variantFields)).meta({
-  id: "UpdateQuoteVariantBody",
-});
 export type UpdateQuoteVariantBody = z.infer<typeof UpdateQuoteVariantBody>;
 
 const VariantDeleted = z.object({ id: Uuid, quoteLineId: Uuid }).meta({
