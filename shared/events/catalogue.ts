@@ -1,8 +1,8 @@
-import type { EventDefinition } from "../contracts/events.ts";
+import type { EventDefinition, EventOwner } from "../contracts/events.ts";
 import { EVENTS, type EventType } from "../contracts/platform.ts";
 import { topicOf } from "./bus.ts";
 
-export type { EventDefinition, EventType };
+export type { EventDefinition, EventOwner, EventType };
 
 /**
  * Every event the platform emits, as the contracts declare them beside their resources: its

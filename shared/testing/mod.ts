@@ -3,3 +3,4 @@ export * from "./stack.ts";
 export * from "./service.ts";
 export * from "./receiver.ts";
 export * from "./envelope.ts";
+export * from "./events.ts";
