@@ -5,7 +5,6 @@ import {
   ApiError,
   created,
   errorBody,
-  notFound,
   ok,
   parseJsonText,
   parseWith,
@@ -107,15 +106,13 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
 
   app.get("/admin/organizations/:orgId", async (c) => {
     const orgId = readUuidParam(c, "orgId");
-    const org = await findOrganization(sql, orgId);
-    if (!org) throw notFound("Organization", orgId);
-    return ok(c, org);
+    return ok(c, await findOrganization(sql, orgId));
   });
 
   app.post("/admin/organizations/:orgId/api-keys", async (c) => {
     const orgId = readUuidParam(c, "orgId");
     const input = await body(c.req.raw, CreateApiKeyBody);
-    if (!(await findOrganization(sql, orgId))) throw notFound("Organization", orgId);
+    await findOrganization(sql, orgId);
     const { record, token } = await createApiKey(sql, orgId, input.name ?? null, input.scopes);
     return created(c, {
       id: record.id,
@@ -128,14 +125,13 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
 
   app.get("/admin/organizations/:orgId/api-keys", async (c) => {
     const orgId = readUuidParam(c, "orgId");
-    if (!(await findOrganization(sql, orgId))) throw notFound("Organization", orgId);
+    await findOrganization(sql, orgId);
     return ok(c, await listApiKeys(sql, orgId));
   });
 
   app.delete("/admin/api-keys/:keyId", async (c) => {
     const keyId = readUuidParam(c, "keyId");
     const record = await revokeApiKey(sql, keyId);
-    if (!record) throw notFound("API key", keyId);
     deps.onCredentialsChanged?.();
     return ok(c, { id: record.id, revokedAt: record.revokedAt }, { message: "API key revoked" });
   });
@@ -144,7 +140,6 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
     const orgId = readUuidParam(c, "orgId");
     const input = await body(c.req.raw, SetLimitsBody);
     const org = await setRequestsPerMinute(sql, orgId, input.requestsPerMinute);
-    if (!org) throw notFound("Organization", orgId);
     deps.onCredentialsChanged?.();
     return ok(c, limitsOf(org), { message: "Limits updated" });
   });
@@ -165,12 +160,9 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
   app.post("/admin/partner-apps/:appId/grants", async (c) => {
     const appId = readUuidParam(c, "appId");
     const input = await body(c.req.raw, GrantBody);
-    if (!(await findPartnerAppById(sql, appId))) throw notFound("Partner app", appId);
-    if (!(await findOrganization(sql, input.organizationId))) {
-      throw notFound("Organization", input.organizationId);
-    }
+    await findPartnerAppById(sql, appId);
+    await findOrganization(sql, input.organizationId);
     const grant = await upsertGrant(sql, appId, input.organizationId, input.scopes);
-    if (!grant) throw notFound("Partner app", appId);
     deps.onCredentialsChanged?.();
     return grant.createdAt === grant.updatedAt
       ? created(c, grant, "Grant recorded")

@@ -2,6 +2,7 @@ import type { Queryable, Sql } from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { generateApiKey, hashSecret } from "../domain/api_key.ts";
+import { notFound } from "@printshop/shared/http";
 
 export interface ApiKeyRecord {
   id: string;
@@ -91,11 +92,11 @@ export async function listApiKeys(sql: Queryable, organizationId: string): Promi
  * Revokes a key and, on the first revocation only, records `api_key.revoked` in the same
  * transaction, so the webhooks service stops delivering to the key's subscriptions.
  */
-export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRecord | null> {
+export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRecord> {
   return await sql.begin(async (tx) => {
     const [before] = await tx<{ revoked: boolean }[]>`
       SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = ${id} FOR UPDATE`;
-    if (!before) return null;
+    if (!before) throw notFound("API key", id);
     const [row] = await tx<ApiKeyRow[]>`
       UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
       RETURNING id, organization_id, name, scopes, created_at, revoked_at`;

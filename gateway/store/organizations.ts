@@ -1,5 +1,6 @@
 import type { Queryable } from "@printshop/shared/db";
 import { uuidv7 } from "@printshop/shared/ids";
+import { notFound } from "@printshop/shared/http";
 
 export interface Organization {
   id: string;
@@ -29,10 +30,11 @@ export async function createOrganization(sql: Queryable, name: string): Promise<
   return toOrganization(row!);
 }
 
-export async function findOrganization(sql: Queryable, id: string): Promise<Organization | null> {
+export async function findOrganization(sql: Queryable, id: string): Promise<Organization> {
   const [row] = await sql<OrganizationRow[]>`
     SELECT id, name, requests_per_minute, created_at FROM organizations WHERE id = ${id}`;
-  return row ? toOrganization(row) : null;
+  if (!row) throw notFound("Organization", id);
+  return toOrganization(row);
 }
 
 export async function listOrganizations(sql: Queryable): Promise<Organization[]> {
@@ -45,10 +47,11 @@ export async function setRequestsPerMinute(
   sql: Queryable,
   id: string,
   requestsPerMinute: number | null,
-): Promise<Organization | null> {
+): Promise<Organization> {
   const [row] = await sql<OrganizationRow[]>`
     UPDATE organizations SET requests_per_minute = ${requestsPerMinute}, updated_at = now()
     WHERE id = ${id}
     RETURNING id, name, requests_per_minute, created_at`;
-  return row ? toOrganization(row) : null;
+  if (!row) throw notFound("Organization", id);
+  return toOrganization(row);
 }

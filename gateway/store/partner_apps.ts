@@ -3,6 +3,7 @@ import type { Queryable, Sql } from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { base64Url, hashSecret } from "../domain/api_key.ts";
+import { notFound } from "@printshop/shared/http";
 
 export interface PartnerApp {
   id: string;
@@ -56,20 +57,20 @@ export async function createPartnerApp(
   };
 }
 
-export async function findPartnerAppById(sql: Queryable, id: string): Promise<PartnerApp | null> {
+/** An app that is not revoked; 404 otherwise. */
+export async function findPartnerAppById(sql: Queryable, id: string): Promise<PartnerApp> {
   const [row] = await sql<
     { id: string; name: string; client_id: string; scopes: string[]; created_at: Date }[]
   >`SELECT id, name, client_id, scopes, created_at FROM partner_apps
     WHERE id = ${id} AND revoked_at IS NULL`;
-  return row
-    ? {
-      id: row.id,
-      name: row.name,
-      clientId: row.client_id,
-      scopes: row.scopes,
-      createdAt: row.created_at.toISOString(),
-    }
-    : null;
+  if (!row) throw notFound("Partner app", id);
+  return {
+    id: row.id,
+    name: row.name,
+    clientId: row.client_id,
+    scopes: row.scopes,
+    createdAt: row.created_at.toISOString(),
+  };
 }
 
 export interface PartnerAppForAuth {
@@ -94,7 +95,7 @@ export async function findActivePartnerApp(
  * Records (or replaces) an organisation's grant to an app and, in the same transaction,
  * `partner_grant.updated` with what the app may now do for the organisation (the app's scopes ∩
  * the grant's), so the webhooks service narrows the app's subscriptions there when the grant
- * loses a scope, and lets them resume when it regains one. Null when there is no such app (or it
+ * loses a scope, and lets them resume when it regains one. 404 when there is no such app (or it
  * was revoked).
  */
 export async function upsertGrant(
@@ -102,12 +103,12 @@ export async function upsertGrant(
   appId: string,
   organizationId: string,
   scopes: string[],
-): Promise<PartnerGrant | null> {
+): Promise<PartnerGrant> {
   return await sql.begin(async (tx) => {
     // FOR SHARE: the app's scopes cannot change under the event this transaction records.
     const [app] = await tx<{ scopes: string[] }[]>`
       SELECT scopes FROM partner_apps WHERE id = ${appId} AND revoked_at IS NULL FOR SHARE`;
-    if (!app) return null;
+    if (!app) throw notFound("Partner app", appId);
     const [row] = await tx<{ created_at: Date; updated_at: Date }[]>`
       INSERT INTO partner_grants (app_id, organization_id, scopes)
       VALUES (${appId}, ${organizationId}, ${scopes})

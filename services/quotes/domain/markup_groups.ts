@@ -116,3 +116,26 @@ export function markupGroupProblems(candidate: MarkupGroupCandidate): ErrorDetai
   }
   return details;
 }
+
+/** A band as stored in the `bands` jsonb column (a type alias, so it is assignable to JSON). */
+export type StoredBand = {
+  from: number;
+  markupType: MarkupType;
+  markupValue: number;
+};
+
+/** Bands are stored (and answered) in ascending `from` order; their order carries no meaning. */
+export function sortedBands(bands: readonly BandJson[]): StoredBand[] {
+  return [...bands]
+    .sort((a, b) => toDecimal(a.from).comparedTo(toDecimal(b.from)))
+    .map((b) => ({ from: b.from, markupType: b.markupType, markupValue: b.markupValue }));
+}
+
+/** Which lane a markup group named by a decoration field must be on. */
+export const DECORATION_GROUP_LANES: readonly (readonly [
+  "markupGroupId" | "setupMarkupGroupId",
+  MarkupLane,
+])[] = [
+  ["markupGroupId", "decoration"],
+  ["setupMarkupGroupId", "setup"],
+];

@@ -9,6 +9,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns } from "@printshop/shared/db/fields";
 import { rebandsDecoration } from "../domain/rows.ts";
+import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
 import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
@@ -20,12 +21,6 @@ function columnsOf(tx: TransactionSql, input: UpdateQuoteDecorationBody): Record
   return columns;
 }
 
-/** The lane a markup group must belong to, per field that names one. */
-const LANE_OF_FIELD: readonly (readonly ["markupGroupId" | "setupMarkupGroupId", MarkupLane])[] = [
-  ["markupGroupId", "decoration"],
-  ["setupMarkupGroupId", "setup"],
-];
-
 /**
  * A markup group named by the body must be one of this organisation's groups of the lane it is
  * named for (unit lane: `decoration`, setup lane: `setup`); otherwise 400 naming the field.
@@ -35,7 +30,7 @@ async function assertMarkupGroups(
   organizationId: string,
   input: UpdateQuoteDecorationBody,
 ): Promise<void> {
-  for (const [field, lane] of LANE_OF_FIELD) {
+  for (const [field, lane] of DECORATION_GROUP_LANES) {
     const id = input[field];
     if (id === undefined || id === null) continue;
     const [found] = await tx<{ lane: MarkupLane }[]>`

@@ -9,12 +9,12 @@ import type {
 import { conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { toDecimal } from "../domain/markup.ts";
 import {
   type BandJson,
   type MarkupGroupCandidate,
   markupGroupProblems,
   type PricingMarkupGroup,
+  sortedBands,
 } from "../domain/markup_groups.ts";
 
 /** Every markup group of the organisation, for re-banding. */
@@ -85,20 +85,6 @@ function toMarkupGroup(row: MarkupGroupRow): MarkupGroup {
 function assertValid(candidate: MarkupGroupCandidate): void {
   const details = markupGroupProblems(candidate);
   if (details.length > 0) throw invalid("markup group", details);
-}
-
-/** A band as stored in the `bands` jsonb column (a type alias, so it is assignable to JSON). */
-type StoredBand = {
-  from: number;
-  markupType: "percentage" | "fixed";
-  markupValue: number;
-};
-
-/** Bands are stored (and answered) in ascending `from` order; their order carries no meaning. */
-function sortedBands(bands: readonly BandJson[]): StoredBand[] {
-  return [...bands]
-    .sort((a, b) => toDecimal(a.from).comparedTo(toDecimal(b.from)))
-    .map((b) => ({ from: b.from, markupType: b.markupType, markupValue: b.markupValue }));
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
 import type { BusEvent } from "@printshop/shared/events";
+import { type ApiError, validationError } from "@printshop/shared/http";
+import { uuidv7Time } from "@printshop/shared/ids";
 
 /** Serialises recording events (and revoking keys), so the log's seq follows commit order. */
 export const EVENT_LOG_LOCK = "printshop.webhooks.event_log";
@@ -73,19 +75,19 @@ interface EventRow {
 
 /**
  * One page of an organisation's event log after a given event (from the start when `afterId`
- * is null), limited to the types the reader may see. Null when `afterId` is not an event of
- * this organisation.
+ * is null), limited to the types the reader may see. An `afterId` that is not an event of this
+ * organisation is a 400 naming `after`.
  */
 export async function readEventLog(
   sql: Queryable,
   organizationId: string,
   options: { afterId: string | null; limit: number; types: readonly string[] },
-): Promise<{ events: LoggedEvent[]; hasMore: boolean } | null> {
+): Promise<{ events: LoggedEvent[]; hasMore: boolean }> {
   let afterSeq = "0";
   if (options.afterId) {
     const [anchor] = await sql<{ seq: string }[]>`
       SELECT seq FROM events WHERE id = ${options.afterId} AND organization_id = ${organizationId}`;
-    if (!anchor) return null;
+    if (!anchor) throw unknownAnchor(options.afterId);
     afterSeq = anchor.seq;
   }
   const rows = await sql<EventRow[]>`
@@ -109,6 +111,22 @@ export async function readEventLog(
 
 /** How long the event log (and the deliveries of its events) is kept. */
 export const EVENT_RETENTION_DAYS = 30;
+
+/**
+ * An `after` the log does not hold. Event ids carry their time, so one that has aged out of the
+ * log gets its own answer: the integrator has to reconcile from the resources themselves.
+ */
+function unknownAnchor(after: string): ApiError {
+  const time = uuidv7Time(after);
+  if (time !== null && time < Date.now() - EVENT_RETENTION_DAYS * 86_400_000) {
+    return validationError(
+      "after",
+      `Event "${after}" is older than the ${EVENT_RETENTION_DAYS} days the log keeps; ` +
+        "read the current state from the resources, then page the log from its start",
+    );
+  }
+  return validationError("after", `Event "${after}" is not in this organisation's log`);
+}
 
 /** Removes events older than the retention, with their deliveries and attempts. */
 export async function purgeOldEvents(
