@@ -19,8 +19,6 @@ export interface ListSpec {
   select: string;
   /** Trusted column of the row's id, the last key of every order. */
   id?: string;
-  /** Conditions every listed row meets (its organisation, its owner), ANDed with the query's. */
-  where: postgres.Fragment[];
   fields: FieldTable;
   /** Query parameters that are shorthands for equality on the field of the same name. */
   named?: readonly string[];
@@ -50,6 +48,15 @@ export interface CursorQuery extends ListQuery {
   cursor?: string | undefined;
 }
 
+/** One list request: whose rows, and what the query asks of them. */
+export interface PageRequest<Q> {
+  /** What every listed row meets (its organisation, its owner), ANDed with the query's. */
+  where: postgres.Fragment;
+  query: Q & Record<string, unknown>;
+  /** The page size limit (PAGE_SIZE_MAX): `limit` is capped at it, and is it when not given. */
+  pageSizeMax: number;
+}
+
 /** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
 export function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
@@ -59,9 +66,10 @@ export function likePattern(term: string): string {
 function conditions(
   sql: Queryable,
   spec: ListSpec,
+  where: postgres.Fragment,
   query: ListQuery & Record<string, unknown>,
 ): postgres.Fragment {
-  const all = [...spec.where];
+  const all = [where];
   for (const name of spec.named ?? []) {
     const value = query[name];
     if (value !== undefined) {
@@ -116,11 +124,10 @@ export function pageLimit(limit: number | undefined, pageSizeMax: number): numbe
 export async function offsetPage<Row extends object, Item>(
   sql: Queryable,
   spec: ListSpec,
-  query: OffsetQuery & Record<string, unknown>,
-  pageSizeMax: number,
+  { where: base, query, pageSizeMax }: PageRequest<OffsetQuery>,
   render: (rows: Row[]) => Promise<Item[]> | Item[],
 ): Promise<{ items: Item[]; totalCount: number }> {
-  const where = conditions(sql, spec, query);
+  const where = conditions(sql, spec, base, query);
   const limit = pageLimit(query.limit, pageSizeMax);
   const counted = sql<{ count: number }[]>`
     SELECT count(*)::int AS count FROM ${sql.unsafe(spec.from)} WHERE ${where}`;
@@ -176,14 +183,12 @@ function after(
 export async function cursorPage<Row extends object, Item>(
   sql: Queryable,
   spec: ListSpec,
-  query: CursorQuery & Record<string, unknown>,
-  pageSizeMax: number,
-  scope: CursorScope,
+  { where: base, query, pageSizeMax, scope }: PageRequest<CursorQuery> & { scope: CursorScope },
   render: (rows: Row[]) => Promise<Item[]> | Item[],
 ): Promise<{ items: Item[]; nextCursor: string | null }> {
   const binding = cursorBinding(`${scope.list}:${scope.organizationId}`, query);
   const order = orderOf(spec, query);
-  let where = conditions(sql, spec, query);
+  let where = conditions(sql, spec, base, query);
   if (query.cursor !== undefined) {
     const position = decodeCursor(scope.key, binding, query.cursor);
     where = sql`${where} AND ${after(sql, spec, order, position)}`;

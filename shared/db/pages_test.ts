@@ -47,17 +47,16 @@ async function scratch(): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<v
 const ORG = crypto.randomUUID();
 const OTHER_ORG = crypto.randomUUID();
 
-function spec(sql: Sql, organizationId = ORG): ListSpec {
-  return {
-    from: "things",
-    select: "id, name, price, status, created_at",
-    where: [sql`organization_id = ${organizationId}`],
-    fields: FIELDS,
-    named: ["status"],
-    search: ["name"],
-    order: { field: "createdAt", direction: "desc" },
-  };
-}
+const THINGS: ListSpec = {
+  from: "things",
+  select: "id, name, price, status, created_at",
+  fields: FIELDS,
+  named: ["status"],
+  search: ["name"],
+  order: { field: "createdAt", direction: "desc" },
+};
+
+const ofOrg = (sql: Sql, organizationId = ORG) => sql`organization_id = ${organizationId}`;
 
 /** Rows with ties on every column but the id, NULL prices, and microseconds a JS Date loses. */
 async function seed(sql: Sql, count: number, organizationId = ORG): Promise<void> {
@@ -79,8 +78,8 @@ Deno.test("offsetPage() filters, sorts with the id last, pages and counts every 
   const { sql } = db;
   await seed(sql, 40);
   await seed(sql, 5, OTHER_ORG);
-  const page = (query: Record<string, unknown>, max = 200) =>
-    offsetPage(sql, spec(sql), query, max, (rows: Row[]) => rows);
+  const page = (query: Record<string, unknown>, pageSizeMax = 200) =>
+    offsetPage(sql, THINGS, { where: ofOrg(sql), query, pageSizeMax }, (rows: Row[]) => rows);
 
   const all = await page({});
   assertEquals(all.totalCount, 40, "only this organisation's rows");
@@ -126,14 +125,12 @@ async function walk(
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page = await cursorPage(
-      sql,
-      spec(sql),
-      { ...query, ...(cursor ? { cursor } : {}) },
-      200,
-      { key, list: "listThings", organizationId: ORG },
-      (rows: Row[]) => rows,
-    );
+    const page = await cursorPage(sql, THINGS, {
+      where: ofOrg(sql),
+      query: { ...query, ...(cursor ? { cursor } : {}) },
+      pageSizeMax: 200,
+      scope: { key, list: "listThings", organizationId: ORG },
+    }, (rows: Row[]) => rows);
     ids.push(...names(page.items));
     cursor = page.nextCursor ?? undefined;
     pages++;
@@ -158,7 +155,12 @@ Deno.test("cursorPage() hands out every row once, in the order of the offset lis
   await seed(sql, 37);
   for (const order of ORDERS) {
     for (const limit of [1, 5, 36, 37, 100]) {
-      const expected = await offsetPage(sql, spec(sql), order, 200, (rows: Row[]) => rows);
+      const expected = await offsetPage(
+        sql,
+        THINGS,
+        { where: ofOrg(sql), query: order, pageSizeMax: 200 },
+        (rows: Row[]) => rows,
+      );
       const walked = await walk(sql, { ...order, limit });
       assertEquals(walked.ids, names(expected.items), `${JSON.stringify(order)} by ${limit}`);
       assertEquals(walked.pages, Math.max(1, Math.ceil(37 / limit)), "the last page ends it");
@@ -210,7 +212,12 @@ Deno.test("cursorPage() refuses a cursor it did not hand out, or one for another
   const key = await importContextKey("cursor-test-secret-of-at-least-32-chars");
   const scope = { key, list: "listThings", organizationId: ORG };
   const page = (query: CursorQuery & Record<string, unknown>, over = scope) =>
-    cursorPage(sql, spec(sql), query, 200, over, (rows: Row[]) => rows);
+    cursorPage(
+      sql,
+      THINGS,
+      { where: ofOrg(sql), query, pageSizeMax: 200, scope: over },
+      (rows: Row[]) => rows,
+    );
   const first = await page({ limit: 3, status: "open", sortField: "name" });
   const cursor = first.nextCursor!;
   assert.equal(typeof cursor, "string");

@@ -320,7 +320,6 @@ function chunks<T>(items: readonly T[], parts: number): T[][] {
 const QUOTE_LIST: ListSpec = {
   from: "quotes",
   select: "id",
-  where: [],
   fields: QUOTE_FIELDS,
   named: ["clientId", "status"],
   search: ["quote_ref", "reference", "notes", "client_id::text"],
@@ -341,12 +340,10 @@ export async function listQuotesJson(
   pageSizeMax: number,
   costs: boolean,
 ): Promise<string> {
-  const spec = { ...QUOTE_LIST, where: [sql`organization_id = ${organizationId}`] };
   const page = await offsetPage<{ id: string }, string>(
     sql,
-    spec,
-    query,
-    pageSizeMax,
+    QUOTE_LIST,
+    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
     async (rows) => {
       // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
       const parts = await Promise.all(

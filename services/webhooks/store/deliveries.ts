@@ -215,7 +215,7 @@ export const DELIVERY_FIELDS = fieldTable({
   lastHttpStatus: { type: "number", nullable: true },
 }, { alias: "d" }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
 
-const DELIVERY_LIST: Omit<ListSpec, "where"> = {
+const DELIVERY_LIST: ListSpec = {
   from: DELIVERY_FROM,
   select: DELIVERY_COLUMNS,
   id: "d.id",
@@ -238,9 +238,8 @@ export async function listDeliveries(
 ): Promise<{ items: WebhookDelivery[]; totalCount: number }> {
   return await offsetPage(
     sql,
-    { ...DELIVERY_LIST, where: [sql`d.subscription_id = ${subscriptionId}`] },
-    query,
-    pageSizeMax,
+    DELIVERY_LIST,
+    { where: sql`d.subscription_id = ${subscriptionId}`, query, pageSizeMax },
     (rows: DeliveryRow[]) => rows.map(toDelivery),
   );
 }

@@ -61,7 +61,7 @@ export const SUBSCRIPTION_FIELDS = fieldTable({
   createdAt: { type: "datetime" },
 }) satisfies FieldTable<typeof WEBHOOK_SORT_FIELDS[number]>;
 
-const SUBSCRIPTION_LIST: Omit<ListSpec, "where"> = {
+const SUBSCRIPTION_LIST: ListSpec = {
   from: "subscriptions",
   select: COLUMNS,
   fields: SUBSCRIPTION_FIELDS,
@@ -84,9 +84,8 @@ export async function listSubscriptions(
 ): Promise<{ items: WebhookSubscription[]; totalCount: number }> {
   return await offsetPage(
     sql,
-    { ...SUBSCRIPTION_LIST, where: [ownedBy(sql, owner)] },
-    query,
-    pageSizeMax,
+    SUBSCRIPTION_LIST,
+    { where: ownedBy(sql, owner), query, pageSizeMax },
     (rows: SubscriptionRow[]) => rows.map(toSubscription),
   );
 }
