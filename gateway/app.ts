@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { Sql } from "@printshop/shared/db";
-import { ApiError, envelope, errorBody, ok } from "@printshop/shared/http";
+import { ApiError, envelope, errorBody, insufficientScope, ok } from "@printshop/shared/http";
+import { assertMatches, CONTRACT_CHECKS } from "@printshop/shared/contract-checks";
 import type { Logger } from "@printshop/shared/log";
 import { RouteTable, type ServiceName, SERVICES } from "@printshop/shared/routes";
 import type { gatewayContract } from "@printshop/shared/contracts/gateway";
@@ -111,7 +112,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     }
     const { route } = match;
     if (route.scope && !principal.scopes.includes(route.scope)) {
-      throw new ApiError("insufficient_scope", `This operation needs scope "${route.scope}"`);
+      throw insufficientScope(route.scope);
     }
     if (body) assertJson(body);
     const execute = async (): Promise<Response> => {
@@ -123,7 +124,11 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
           body: body ? new TextDecoder().decode(body) : "",
         });
         const handler = local[route.operationId as keyof GatewayOperations];
-        return Response.json(envelope(handler(principal)));
+        const data = handler(principal);
+        if (CONTRACT_CHECKS) {
+          assertMatches(route.responses[200]!, data, `The 200 answer of ${route.operationId}`);
+        }
+        return Response.json(envelope(data));
       }
       return await proxyToService(
         { service: route.service, baseUrl: urls[route.service] },

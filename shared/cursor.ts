@@ -3,8 +3,8 @@
  * the list and the exact filters, search and sort it was issued for, and signed so a client can
  * neither forge one nor carry one over to another query.
  */
-import { Buffer } from "node:buffer";
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { fromBase64Url, toBase64Url } from "./base64url.ts";
 import type { ContextKey } from "./internal_context.ts";
 import { ApiError } from "./http/errors.ts";
 
@@ -40,14 +40,17 @@ export function cursorBinding(list: string, query: Record<string, unknown>): str
   return createHash("sha256").update(JSON.stringify([list, shaping])).digest("base64url");
 }
 
-function mac(key: ContextKey, payload: string): Buffer {
-  return createHmac("sha256", cursorKey(key)).update(payload).digest();
+const encoder = new TextEncoder();
+
+function mac(key: ContextKey, payload: string): Uint8Array {
+  return new Uint8Array(createHmac("sha256", cursorKey(key)).update(payload).digest());
 }
 
 export function encodeCursor(key: ContextKey, binding: string, position: CursorPosition): string {
-  const payload = Buffer.from(JSON.stringify({ b: binding, v: position.value, i: position.id }))
-    .toString("base64url");
-  return `${payload}.${mac(key, payload).toString("base64url")}`;
+  const payload = toBase64Url(
+    encoder.encode(JSON.stringify({ b: binding, v: position.value, i: position.id })),
+  );
+  return `${payload}.${toBase64Url(mac(key, payload))}`;
 }
 
 function refused(message: string): ApiError {
@@ -62,19 +65,17 @@ function refused(message: string): ApiError {
  */
 export function decodeCursor(key: ContextKey, binding: string, cursor: string): CursorPosition {
   const [payload, given, extra] = cursor.split(".");
-  const base64url = /^[A-Za-z0-9_-]+$/;
-  if (
-    payload === undefined || given === undefined || extra !== undefined ||
-    !base64url.test(payload) || !base64url.test(given)
-  ) {
+  const givenBytes = given === undefined ? null : fromBase64Url(given);
+  const payloadBytes = payload === undefined ? null : fromBase64Url(payload);
+  if (payloadBytes === null || givenBytes === null || extra !== undefined) {
     throw refused("is not a cursor this list handed out");
   }
-  const expected = mac(key, payload);
-  const givenBytes = Buffer.from(given, "base64url");
+  const expected = mac(key, payload!);
   if (givenBytes.length !== expected.length || !timingSafeEqual(givenBytes, expected)) {
     throw refused("is not a cursor this list handed out");
   }
-  const decoded = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as {
+  // Signed by us, so it is the JSON we wrote.
+  const decoded = JSON.parse(new TextDecoder().decode(payloadBytes)) as {
     b: string;
     v: string | null;
     i: string;

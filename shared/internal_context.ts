@@ -1,4 +1,4 @@
-import { Buffer } from "node:buffer";
+import { fromBase64Url, toBase64Url } from "./base64url.ts";
 import { createHmac, timingSafeEqual } from "node:crypto";
 /**
  * The context the gateway hands to a service: who is calling, for which organisation, with which
@@ -36,16 +36,6 @@ export interface ContextKey {
 
 export function importContextKey(secret: string): Promise<ContextKey> {
   return Promise.resolve({ secret: encoder.encode(secret) });
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString("base64url");
-}
-
-function fromBase64Url(text: string): Uint8Array | null {
-  // Unpadded base64url never has a length of 4n + 1; Buffer would quietly drop the extra char.
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  return new Uint8Array(Buffer.from(text, "base64url"));
 }
 
 function mac(key: ContextKey, method: string, target: string, payload: string): Uint8Array {

@@ -16,7 +16,8 @@ import type {
   StatusOf,
   SuccessStatus,
 } from "./contracts/operation.ts";
-import { ApiError } from "./http/errors.ts";
+import { insufficientScope } from "./http/errors.ts";
+import { envelopeText } from "./http/envelope.ts";
 import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
 import type { Logger } from "./log.ts";
@@ -110,7 +111,7 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
     app.on(operation.method, toHonoPath(operation.path), async (c) => {
       const auth = c.get("auth");
       if (operation.scope !== null && !auth.scopes.includes(operation.scope)) {
-        throw new ApiError("insufficient_scope", `This operation needs scope "${operation.scope}"`);
+        throw insufficientScope(operation.scope);
       }
       const input = parseOperationInput(operation, {
         params: c.req.param() as Record<string, string>,
@@ -157,9 +158,8 @@ function send(
     assertMatches(schema, value, `The ${status} answer of ${operation.operationId}`);
   }
   if (status === 204) return c.body(null, 204);
-  const head = `{"status":${reply.result ?? true},"message":${
-    JSON.stringify(reply.message ?? "OK")
-  },"data":`;
   const text = data instanceof JsonText ? data.text : JSON.stringify(data);
-  return c.body(`${head}${text}}`, status, { "Content-Type": "application/json" });
+  return c.body(envelopeText(text, reply.message, reply.result), status, {
+    "Content-Type": "application/json",
+  });
 }

@@ -15,11 +15,14 @@ export interface FieldSpec {
   nullable?: boolean;
   /** What a sort by this field orders on, when not the column (a number behind a reference). */
   sortColumn?: string;
+  /** The type of `sortColumn`, when it differs from the field's own. */
+  sortType?: FilterFieldType;
 }
 
 export interface Field extends FilterField {
   nullable: boolean;
   sortColumn: string;
+  sortType: FilterFieldType;
 }
 
 export type FieldTable<K extends string = string> = { readonly [F in K]: Field };
@@ -46,12 +49,27 @@ export function fieldTable<const T extends Record<string, FieldSpec>>(
         type: spec.type,
         nullable: spec.nullable ?? false,
         sortColumn: spec.sortColumn ?? column,
+        sortType: spec.sortType ?? spec.type,
         ...(spec.values ? { values: spec.values } : {}),
       };
       return [name, field];
     }),
   ) as FieldTable<keyof T & string>;
 }
+
+type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S;
+
+/**
+ * `true` when every field of Body (but those in Except) has a column of its conventional name in
+ * Row; otherwise the columns that are missing. A store states
+ * `const _columns: EveryFieldHasAColumn<UpdateLineBody, LineRow, "sortOrder"> = true;` so a field
+ * that would be written to no column fails to compile, not at run time.
+ */
+export type EveryFieldHasAColumn<Body, Row, Except extends keyof Body = never> =
+  [Exclude<SnakeCase<Exclude<keyof Body, Except> & string>, keyof Row>] extends [never] ? true
+    : { missingColumns: Exclude<SnakeCase<Exclude<keyof Body, Except> & string>, keyof Row> };
 
 /**
  * The columns a PATCH sets: each given field (an `undefined` value is not given) under its

@@ -19,6 +19,7 @@ Deno.test("fieldTable() names columns by convention unless told, and qualifies t
     type: "datetime",
     nullable: false,
     sortColumn: "d.created_at",
+    sortType: "datetime",
   });
   assertEquals(fields.event.column, "e.type");
   assertEquals(

@@ -287,7 +287,7 @@ function checkValue(
 }
 
 /** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
-function escapeLike(term: string): string {
+export function escapeLike(term: string): string {
   return term.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 }
 

@@ -4,10 +4,11 @@
  * either an offset page with the count of every match, or a keyset page with a signed cursor.
  */
 import type postgres from "postgres";
+import type { z } from "zod";
 import type { ContextKey } from "../internal_context.ts";
 import { cursorBinding, type CursorPosition, decodeCursor, encodeCursor } from "../cursor.ts";
 import type { Field, FieldTable } from "./fields.ts";
-import { compileFilters, parseFiltersParam, SQL_TYPES } from "./filters.ts";
+import { compileFilters, escapeLike, parseFiltersParam, SQL_TYPES } from "./filters.ts";
 import type { Queryable } from "./mod.ts";
 
 type Direction = "asc" | "desc";
@@ -21,13 +22,50 @@ export interface ListSpec {
   id?: string;
   fields: FieldTable;
   /** Query parameters that are shorthands for equality on the field of the same name. */
-  named?: readonly string[];
+  named: readonly string[];
   /** Trusted columns `search` looks in: a row matches when any contains the text. */
   search?: readonly string[];
   /** The order without a `sortField`. */
   order: { field: string; direction: Direction };
   /** The direction of a `sortField` given without `sortDirection`; ascending unless said. */
   sortedDirection?: Direction;
+}
+
+/** Parameters every list has; any other parameter of a list's query is a named filter. */
+const LIST_PARAMETERS = new Set([
+  "limit",
+  "offset",
+  "cursor",
+  "sortField",
+  "sortDirection",
+  "filters",
+  "search",
+]);
+
+/**
+ * A list's spec for the query its contract declares. The named filters are read from the query
+ * (every parameter beyond paging, order, `filters` and `search`); that each names a field, that
+ * every `sortField` is a field, and that `search` has columns exactly when the query offers it, is
+ * checked here, when the store module loads, so a list and its contract cannot disagree quietly.
+ */
+export function listSpec(query: z.ZodObject, spec: Omit<ListSpec, "named">): ListSpec {
+  const where = `List over ${spec.from}`;
+  const names = Object.keys(query.shape);
+  const named = names.filter((name) => !LIST_PARAMETERS.has(name));
+  const sortable = sortFieldsOf(query);
+  for (const name of [...named, ...sortable, spec.order.field]) {
+    if (!Object.hasOwn(spec.fields, name)) throw new Error(`${where}: no field "${name}"`);
+  }
+  if (names.includes("search") !== (spec.search !== undefined && spec.search.length > 0)) {
+    throw new Error(`${where}: search columns must be given exactly when the query has search`);
+  }
+  return { ...spec, named };
+}
+
+/** The values the query's `sortField` enum allows. */
+function sortFieldsOf(query: z.ZodObject): string[] {
+  const sortField = query.shape.sortField as z.ZodOptional<z.ZodEnum> | undefined;
+  return sortField ? Object.values(sortField.unwrap().enum).map(String) : [];
 }
 
 /** The query parameters every list shares (its named filters come in beside them). */
@@ -57,11 +95,6 @@ export interface PageRequest<Q> {
   pageSizeMax: number;
 }
 
-/** Escapes LIKE wildcards so a search for "50%" finds that text rather than everything. */
-export function likePattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-}
-
 /** The conditions a list query puts on rows: named filters, search, then `filters`. */
 function conditions(
   sql: Queryable,
@@ -70,7 +103,7 @@ function conditions(
   query: ListQuery & Record<string, unknown>,
 ): postgres.Fragment {
   const all = [where];
-  for (const name of spec.named ?? []) {
+  for (const name of spec.named) {
     const value = query[name];
     if (value !== undefined) {
       all.push(
@@ -80,8 +113,10 @@ function conditions(
   }
   const term = query.search?.trim();
   if (term && spec.search && spec.search.length > 0) {
-    const pattern = likePattern(term);
-    const anyOf = spec.search.map((column) => sql`${sql.unsafe(column)} ILIKE ${pattern}`)
+    const pattern = `%${escapeLike(term)}%`;
+    const anyOf = spec.search.map((column) =>
+      sql`${sql.unsafe(column)} ILIKE ${pattern} ESCAPE '\\'`
+    )
       .reduce((acc, condition) => sql`${acc} OR ${condition}`);
     all.push(sql`(${anyOf})`);
   }
@@ -168,7 +203,7 @@ function after(
     return sql`(${column} IS NULL AND ${id} ${beyond} ${position.id}::uuid)`;
   }
   // The sort value was read as text; cast back to the column's type, it compares exactly.
-  const value = sql`${position.value}::text::${sql.unsafe(SQL_TYPES[field.type])}`;
+  const value = sql`${position.value}::text::${sql.unsafe(SQL_TYPES[field.sortType])}`;
   const nulls = field.nullable ? sql` OR ${column} IS NULL` : sql``;
   return sql`(${column} ${beyond} ${value}
     OR (${column} = ${value} AND ${id} ${beyond} ${position.id}::uuid)${nulls})`;

@@ -6,10 +6,14 @@ import { uuidv7 } from "../ids.ts";
 import { createTestDatabase } from "../testing/db.ts";
 import { fieldTable } from "./fields.ts";
 import { connect, type Sql } from "./mod.ts";
-import { cursorPage, type CursorQuery, type ListSpec, offsetPage } from "./pages.ts";
+import { z } from "zod";
+import { cursorListQuery, offsetListQuery } from "../contracts/lists.ts";
+import { cursorPage, type CursorQuery, listSpec, offsetPage } from "./pages.ts";
 
 const FIELDS = fieldTable({
   name: { type: "text" },
+  // Filtered as text, sorted by the number behind it: code 10 follows code 9.
+  code: { type: "text", sortColumn: "code_number", sortType: "number" },
   price: { type: "number", nullable: true },
   status: { type: "enum", values: ["open", "closed"] },
   createdAt: { type: "datetime" },
@@ -32,6 +36,8 @@ async function scratch(): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<v
       organization_id uuid NOT NULL,
       name text NOT NULL,
       price numeric,
+      code text NOT NULL,
+      code_number integer NOT NULL,
       status text NOT NULL,
       created_at timestamptz NOT NULL
     )`;
@@ -47,14 +53,19 @@ async function scratch(): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<v
 const ORG = crypto.randomUUID();
 const OTHER_ORG = crypto.randomUUID();
 
-const THINGS: ListSpec = {
+const ListThingsQuery = cursorListQuery({
+  sortFields: ["createdAt", "name", "price", "status", "code"],
+  named: { status: z.enum(["open", "closed"]).optional() },
+  search: true,
+});
+
+const THINGS = listSpec(ListThingsQuery, {
   from: "things",
   select: "id, name, price, status, created_at",
   fields: FIELDS,
-  named: ["status"],
   search: ["name"],
   order: { field: "createdAt", direction: "desc" },
-};
+});
 
 const ofOrg = (sql: Sql, organizationId = ORG) => sql`organization_id = ${organizationId}`;
 
@@ -63,9 +74,10 @@ async function seed(sql: Sql, count: number, organizationId = ORG): Promise<void
   const base = Date.UTC(2026, 10, 1);
   for (let i = 0; i < count; i++) {
     await sql`
-      INSERT INTO things (id, organization_id, name, price, status, created_at)
+      INSERT INTO things (id, organization_id, name, price, code, code_number, status, created_at)
       VALUES (${uuidv7()}, ${organizationId}, ${`thing ${i % 7}`},
-              ${i % 4 === 0 ? null : String((i % 5) * 1.25)}, ${i % 3 === 0 ? "closed" : "open"},
+              ${i % 4 === 0 ? null : String((i % 5) * 1.25)}, ${`C-${i % 13}`}, ${i % 13},
+              ${i % 3 === 0 ? "closed" : "open"},
               ${new Date(base + (i % 9) * 1000).toISOString()}::timestamptz
                 + make_interval(secs => ${(i % 4) / 1_000_000}))`;
   }
@@ -147,6 +159,8 @@ const ORDERS: { sortField?: string; sortDirection?: "asc" | "desc" }[] = [
   { sortField: "price" },
   { sortField: "price", sortDirection: "desc" },
   { sortField: "status", sortDirection: "desc" },
+  { sortField: "code" },
+  { sortField: "code", sortDirection: "desc" },
 ];
 
 Deno.test("cursorPage() hands out every row once, in the order of the offset list", async () => {
@@ -285,4 +299,29 @@ Deno.test("cursorPage() refuses a cursor it did not hand out, or one for another
     const next = await page({ limit: 1, status: "open", sortField: "name", cursor });
     assertEquals(next.items.length, 1);
   });
+});
+
+Deno.test("listSpec() reads the named filters from the query and refuses a list that disagrees with it", () => {
+  assertEquals(THINGS.named, ["status"]);
+  const query = (named: Record<string, z.ZodType>, search = false) =>
+    offsetListQuery({ sortFields: ["name"], named, search });
+  const base = { from: "things", select: "id", fields: FIELDS };
+  const order = { field: "name", direction: "asc" as const };
+  assert.throws(
+    () => listSpec(query({ colour: z.string().optional() }), { ...base, order }),
+    /no field "colour"/,
+  );
+  assert.throws(
+    () => listSpec(offsetListQuery({ sortFields: ["weight"] }), { ...base, order }),
+    /no field "weight"/,
+  );
+  assert.throws(() => listSpec(query({}, true), { ...base, order }), /search columns/);
+  assert.throws(
+    () => listSpec(query({}), { ...base, order, search: ["name"] }),
+    /search columns/,
+  );
+  assert.throws(
+    () => listSpec(query({}), { ...base, order: { field: "size", direction: "asc" } }),
+    /no field "size"/,
+  );
 });

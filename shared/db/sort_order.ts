@@ -34,8 +34,11 @@ export class SortSequence<const K extends string = string> {
     return rows.map((r) => ({ id: r.id, kind: r.kind }));
   }
 
-  /** Writes sort_order 1..n in the given order, touching only rows whose number changes. */
-  async write(sql: Queryable, ordered: readonly RowRef<K>[]): Promise<void> {
+  /**
+   * Writes sort_order 1..n in the given order to the parent's rows, touching only rows whose
+   * number changes (a row of another parent is never touched, whatever `ordered` holds).
+   */
+  async write(sql: Queryable, parentId: string, ordered: readonly RowRef<K>[]): Promise<void> {
     await Promise.all(this.members.map((member) => {
       const ids: string[] = [];
       const numbers: number[] = [];
@@ -48,7 +51,8 @@ export class SortSequence<const K extends string = string> {
       return sql`
         UPDATE ${sql.unsafe(member.table)} AS t SET sort_order = u.sort_order
         FROM unnest(${ids}::uuid[], ${numbers}::int[]) AS u(id, sort_order)
-        WHERE t.id = u.id AND t.sort_order <> u.sort_order`;
+        WHERE t.id = u.id AND t.${sql.unsafe(this.parent)} = ${parentId}
+          AND t.sort_order <> u.sort_order`;
     }));
   }
 
@@ -62,11 +66,11 @@ export class SortSequence<const K extends string = string> {
     row: RowRef<K>,
     position: number | undefined,
   ): Promise<void> {
-    await this.write(sql, placeAt(await this.read(sql, parentId), row, position));
+    await this.write(sql, parentId, placeAt(await this.read(sql, parentId), row, position));
   }
 
   /** Closes the gap a deleted row left. */
   async compact(sql: Queryable, parentId: string): Promise<void> {
-    await this.write(sql, await this.read(sql, parentId));
+    await this.write(sql, parentId, await this.read(sql, parentId));
   }
 }

@@ -28,19 +28,10 @@ export function created<T>(c: Context, data: T, message: string): Response {
 }
 
 /**
- * Sends the success envelope around `dataJson`, data that is already JSON text (built by the
- * database, say): it is written into the body as it is, neither parsed nor stringified again.
- * The caller answers for it being one valid JSON value.
+ * The success envelope's text around `dataJson`, data that is already JSON text (built by the
+ * database, say): written into the body as it is, neither parsed nor stringified again. The caller
+ * answers for it being one valid JSON value.
  */
-export function okJson(
-  c: Context,
-  dataJson: string,
-  options: { message?: string; httpStatus?: ContentfulStatusCode; result?: boolean } = {},
-): Response {
-  const head = `{"status":${options.result ?? true},"message":${
-    JSON.stringify(options.message ?? "OK")
-  },"data":`;
-  return c.body(`${head}${dataJson}}`, options.httpStatus ?? 200, {
-    "Content-Type": "application/json",
-  });
+export function envelopeText(dataJson: string, message = "OK", status = true): string {
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
 }

@@ -95,3 +95,12 @@ export const validationError = (path: string, message: string): ApiError =>
   new ApiError("validation_error", `Invalid ${path || "request"}: ${message}`, [{ path, message }]);
 
 export const conflict = (message: string): ApiError => new ApiError("conflict", message);
+
+/** 403 naming the scope an operation needs. */
+export const insufficientScope = (scope: string): ApiError =>
+  new ApiError("insufficient_scope", `This operation needs scope "${scope}"`);
+
+/** Throws the first problem a pure rule found (a 400 naming its field); nothing when none. */
+export function assertNoProblem(problem: ErrorDetail | null): void {
+  if (problem) throw validationError(problem.path, problem.message);
+}

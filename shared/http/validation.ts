@@ -19,21 +19,46 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetai
   return details;
 }
 
+/** A value met while walking the input, and how it was reached (to name its path). */
+interface Visit {
+  value: unknown;
+  key: string | null;
+  parent: Visit | null;
+}
+
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | null = visit; at !== null; at = at.parent) {
+    if (at.key !== null) keys.push(at.key);
+  }
+  return keys.reverse().join(".");
+}
+
 /**
  * PostgreSQL text cannot hold U+0000, so a NUL anywhere in the input is refused here, once for
- * every endpoint, instead of surfacing as a database error.
+ * every endpoint, instead of surfacing as a database error. The walk keeps its own stack, so input
+ * nested however deep (a megabyte of `[`) is walked, never a stack overflow.
  */
-function findNul(value: unknown, path: string[] = []): string | null {
-  if (typeof value === "string") return value.includes("\0") ? path.join(".") : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, String(i)]);
-      if (found !== null) return found;
-    }
-  } else if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      const found = findNul(key, path) ?? findNul(item, [...path, key]);
-      if (found !== null) return found;
+function findNul(input: unknown): string | null {
+  const stack: Visit[] = [{ value: input, key: null, parent: null }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    const { value } = visit;
+    if (typeof value === "string") {
+      if (value.includes("\0")) return pathOf(visit);
+    } else if (Array.isArray(value)) {
+      // Pushed last-first, so items are looked at in order.
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push({ value: value[i], key: String(i), parent: visit });
+      }
+    } else if (value !== null && typeof value === "object") {
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i]!;
+        stack.push({ value: item, key, parent: visit });
+        // A key is looked at before its value; a NUL in it is reported at the object's path.
+        if (key.includes("\0")) stack.push({ value: key, key: null, parent: visit });
+      }
     }
   }
   return null;

@@ -156,3 +156,28 @@ Deno.test("readUuidParam() refuses a non-UUID and normalises case", async (t) =>
     assert.deepEqual(body.data, { id: "0190b1c2-3d4e-7f00-8a00-0000000000aa" });
   });
 });
+
+Deno.test("readBody() refuses a NUL anywhere, naming where it is", async () => {
+  const nested = await post(JSON.stringify({ lines: [{ quantity: 1 }, { note: "a\u0000b" }] }));
+  assert.equal(nested.status, 400);
+  assert.deepEqual(nested.body.details, [
+    { path: "lines.1.note", message: "Must not contain NUL characters" },
+  ]);
+  const inKey = await post(JSON.stringify({ address: { "ci\u0000ty": "x" } }));
+  assert.deepEqual(inKey.body.details?.map((d) => d.path), ["address"]);
+});
+
+Deno.test("readBody() answers input nested however deep with a 400, never a 500", async () => {
+  for (const depth of [5_000, 200_000]) {
+    const arrays = "[".repeat(depth) + "]".repeat(depth);
+    const objects = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+    for (const text of [arrays, objects, `{"name":${arrays}}`]) {
+      const { status, body } = await post(text);
+      assert.equal(status, 400, `depth ${depth}`);
+      assert.equal(body.error, "validation_error");
+    }
+  }
+  const deepNul = '{"a":'.repeat(50_000) + '"\\u0000"' + "}".repeat(50_000);
+  const { body } = await post(deepNul);
+  assert.equal(body.details?.[0]?.path, Array(50_000).fill("a").join("."));
+});

@@ -3,7 +3,7 @@
  * Lines and Variants). Pure: each answers the first problem as a 400 detail, or null.
  */
 import type { ErrorDetail } from "@printshop/shared/http";
-import { isAdjustment } from "@printshop/shared/contracts/quotes";
+import { isAdjustment, type UpdateQuoteDecorationBody } from "@printshop/shared/contracts/quotes";
 
 export interface LineShape {
   lineType: string;
@@ -79,7 +79,7 @@ export function variantPricingProblem(input: VariantPricingInput): ErrorDetail |
 }
 
 /** A change to any of these re-bands a decoration's `group` lanes (pricing.md, Decorations). */
-const DECORATION_REBAND_FIELDS: readonly string[] = [
+const DECORATION_REBAND_FIELDS: readonly (keyof UpdateQuoteDecorationBody)[] = [
   "quantity",
   "unitCost",
   "setupCost",
@@ -92,6 +92,6 @@ const DECORATION_REBAND_FIELDS: readonly string[] = [
 ];
 
 /** Whether changing these decoration fields re-bands its `group` lanes. */
-export function rebandsDecoration(changed: readonly string[]): boolean {
+export function rebandsDecoration(changed: readonly (keyof UpdateQuoteDecorationBody)[]): boolean {
   return changed.some((field) => DECORATION_REBAND_FIELDS.includes(field));
 }

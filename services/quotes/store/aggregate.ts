@@ -57,6 +57,25 @@ export async function lockQuoteForEdit(
   return { id: row.id, status: row.status, taxRatePct: row.tax_rate_pct };
 }
 
+/**
+ * Locks the quote a group belongs to, as lockQuoteForEdit does. Another organisation's group is a
+ * 404 like a missing one, and so is a group deleted while this waited for the lock.
+ */
+export async function lockGroup(
+  tx: TransactionSql,
+  organizationId: string,
+  groupId: string,
+): Promise<LockedQuote> {
+  const [group] = await tx<{ quote_id: string }[]>`
+    SELECT quote_id FROM quote_groups WHERE organization_id = ${organizationId} AND id = ${groupId}`;
+  if (!group) throw notFound("Quote group", groupId);
+  const quote = await lockQuoteForEdit(tx, organizationId, group.quote_id, "Quote group", groupId);
+  const [stillThere] = await tx`
+    SELECT 1 FROM quote_groups WHERE id = ${groupId} AND quote_id = ${quote.id}`;
+  if (!stillThere) throw notFound("Quote group", groupId);
+  return quote;
+}
+
 /** Totals are stored as numeric(16, 2): everything below 10^14. */
 export const MAX_QUOTE_TOTAL = 1e14;
 

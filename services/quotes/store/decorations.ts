@@ -7,12 +7,15 @@ import type {
 import { invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { changedColumns } from "@printshop/shared/db/fields";
+import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { rebandsDecoration } from "../domain/rows.ts";
 import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
-import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { type LockedQuote, lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
+
+// Each field a write may set is written to the column of its name.
+const _columns: EveryFieldHasAColumn<UpdateQuoteDecorationBody, DecorationRow, "sortOrder"> = true;
 
 /** The columns a write sets, from the given body fields; `colours` goes as jsonb. */
 function columnsOf(tx: TransactionSql, input: UpdateQuoteDecorationBody): Record<string, unknown> {
@@ -105,30 +108,18 @@ export async function createDecoration(
   input: CreateQuoteDecorationBody,
 ): Promise<DecorationRow> {
   return await sql.begin(async (tx) => {
-    const [group] = await tx<{ quote_id: string }[]>`
-      SELECT quote_id FROM quote_groups
-      WHERE organization_id = ${organizationId} AND id = ${groupId}`;
-    if (!group) throw notFound("Quote group", groupId);
-    const quote = await lockQuoteForEdit(
-      tx,
-      organizationId,
-      group.quote_id,
-      "Quote group",
-      groupId,
-    );
-    const [stillThere] = await tx`
-      SELECT 1 FROM quote_groups WHERE id = ${groupId} AND quote_id = ${quote.id}`;
-    if (!stillThere) throw notFound("Quote group", groupId);
+    const quote = await lockGroup(tx, organizationId, groupId);
     await assertMarkupGroups(tx, organizationId, input);
     const id = uuidv7();
-    // Columns not given take their defaults; the row goes last, then to its asked place.
+    // Columns not given take their defaults; the row goes last, then to its asked place. The
+    // keys that place the row come last, so no body field could ever stand in for them.
     const row: Record<string, unknown> = {
+      ...columnsOf(tx, input),
       id,
       organization_id: organizationId,
       quote_id: quote.id,
       quote_group_id: groupId,
       sort_order: 100_000,
-      ...columnsOf(tx, input),
     };
     await tx`INSERT INTO quote_decorations ${tx(row)}`;
     await GROUP_ROWS.place(tx, groupId, { id, kind: "decoration" }, input.sortOrder);

@@ -8,9 +8,10 @@ import type {
 import { ApiError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
+import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
+import type { GroupRow } from "./rows.ts";
 import { renumber } from "../domain/reorder.ts";
-import { lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
-import { lockGroup } from "./lines.ts";
+import { lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import { groupWithItems } from "./read_model.ts";
 import { GROUP_ROWS, QUOTE_GROUPS } from "./sequences.ts";
 
@@ -48,6 +49,9 @@ export async function createGroup(
   });
 }
 
+// Each field a PATCH may change is written to the column of its name.
+const _columns: EveryFieldHasAColumn<UpdateQuoteGroupBody, GroupRow, "sortOrder"> = true;
+
 export async function updateGroup(
   sql: Sql,
   organizationId: string,
@@ -57,10 +61,7 @@ export async function updateGroup(
 ): Promise<QuoteGroup> {
   return await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
-    const changes: Record<string, unknown> = {};
-    if (input.name !== undefined) changes.name = input.name;
-    if (input.rollUpDecoration !== undefined) changes.roll_up_decoration = input.rollUpDecoration;
-    if (input.rollUpSetup !== undefined) changes.roll_up_setup = input.rollUpSetup;
+    const changes = changedColumns(input, ["sortOrder"]);
     if (Object.keys(changes).length > 0) {
       await tx`UPDATE quote_groups SET ${tx(changes)}, updated_at = now() WHERE id = ${groupId}`;
     }
@@ -124,7 +125,7 @@ export async function reorderGroup(
         })),
       );
     }
-    await GROUP_ROWS.write(tx, result.assignments);
+    await GROUP_ROWS.write(tx, groupId, result.assignments);
     await tx`UPDATE quote_groups SET updated_at = now() WHERE id = ${groupId}`;
     const { group, payload } = await readGroup(tx, quote.id, groupId, costs);
     await writeEvent(tx, {

@@ -5,12 +5,12 @@ import {
   type QuoteLine,
   type UpdateQuoteLineBody,
 } from "@printshop/shared/contracts/quotes";
-import { conflict, notFound, validationError } from "@printshop/shared/http";
+import { assertNoProblem, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { changedColumns } from "@printshop/shared/db/fields";
-import { type LineShape, lineShapeProblem } from "../domain/rows.ts";
-import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
+import { lineShapeProblem } from "../domain/rows.ts";
+import { type LockedQuote, lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
 import {
   LINE_COLUMNS,
   type LineRow,
@@ -19,18 +19,6 @@ import {
   type VariantRow,
 } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
-
-/** Locks the quote a group belongs to; another organisation's group is a 404 like a missing one. */
-export async function lockGroup(
-  tx: TransactionSql,
-  organizationId: string,
-  groupId: string,
-): Promise<LockedQuote> {
-  const [group] = await tx<{ quote_id: string }[]>`
-    SELECT quote_id FROM quote_groups WHERE organization_id = ${organizationId} AND id = ${groupId}`;
-  if (!group) throw notFound("Quote group", groupId);
-  return await lockQuoteForEdit(tx, organizationId, group.quote_id);
-}
 
 export async function lockLine(
   tx: TransactionSql,
@@ -57,11 +45,6 @@ async function readLine(sql: TransactionSql, lineId: string, costs: boolean): Pr
   return toLine(line!, [...variants], costs);
 }
 
-function assertLineShape(shape: LineShape): void {
-  const problem = lineShapeProblem(shape);
-  if (problem) throw validationError(problem.path, problem.message);
-}
-
 export async function createLine(
   sql: Sql,
   organizationId: string,
@@ -79,7 +62,7 @@ export async function createLine(
       discountValueType: input.discountValueType ?? null,
       discountPercentage: input.discountPercentage ?? null,
     };
-    assertLineShape(shape);
+    assertNoProblem(lineShapeProblem(shape));
     const id = uuidv7();
     await tx`
       INSERT INTO quote_lines (
@@ -106,6 +89,9 @@ export async function createLine(
     return line;
   });
 }
+
+// Each field a PATCH may change is written to the column of its name.
+const _columns: EveryFieldHasAColumn<UpdateQuoteLineBody, LineRow, "sortOrder"> = true;
 
 export async function updateLine(
   sql: Sql,
@@ -145,7 +131,7 @@ export async function updateLine(
     if (isAdjustment(next.lineType) && count > 0) {
       throw conflict(`Line "${lineId}" has variants; it cannot become ${next.lineType}`);
     }
-    assertLineShape(next);
+    assertNoProblem(lineShapeProblem(next));
     const changes = changedColumns(input, ["sortOrder"]);
     if (next.valueType !== line.value_type) changes.value_type = next.valueType;
     if (Object.keys(changes).length > 0) {

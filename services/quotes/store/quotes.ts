@@ -1,7 +1,7 @@
 import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteBody,
-  type ListQuotesQuery,
+  ListQuotesQuery,
   type Quote,
   type QUOTE_SORT_FIELDS,
   QUOTE_STATUSES,
@@ -11,8 +11,14 @@ import {
 import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
-import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
+import {
+  changedColumns,
+  type EveryFieldHasAColumn,
+  type FieldTable,
+  fieldTable,
+} from "@printshop/shared/db/fields";
+import type { QuoteRow } from "./rows.ts";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
@@ -23,7 +29,7 @@ import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 export const QUOTE_FIELDS = fieldTable({
   status: { type: "enum", values: QUOTE_STATUSES },
   // Sorted by number, so Q-10 follows Q-9.
-  quoteRef: { type: "text", sortColumn: "quote_number" },
+  quoteRef: { type: "text", sortColumn: "quote_number", sortType: "number" },
   reference: { type: "text", nullable: true },
   clientId: { type: "uuid", nullable: true },
   contactId: { type: "uuid", nullable: true },
@@ -165,6 +171,9 @@ export async function findQuoteJson(
   if (json === null) throw notFound("Quote", quoteId);
   return json;
 }
+
+// Each field a PATCH may change is written to the column of its name.
+const _columns: EveryFieldHasAColumn<UpdateQuoteBody, QuoteRow> = true;
 
 async function lockQuote(
   tx: TransactionSql,
@@ -317,14 +326,13 @@ function chunks<T>(items: readonly T[], parts: number): T[][] {
   return result;
 }
 
-const QUOTE_LIST: ListSpec = {
+const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
   fields: QUOTE_FIELDS,
-  named: ["clientId", "status"],
   search: ["quote_ref", "reference", "notes", "client_id::text"],
   order: { field: "createdAt", direction: "desc" },
-};
+});
 
 /**
  * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each

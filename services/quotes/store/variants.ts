@@ -5,7 +5,7 @@ import {
   type QuoteVariant,
   type UpdateQuoteVariantBody,
 } from "@printshop/shared/contracts/quotes";
-import { conflict, type ErrorDetail, notFound, validationError } from "@printshop/shared/http";
+import { assertNoProblem, conflict, notFound, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
@@ -14,10 +14,6 @@ import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.
 import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
 import { lockLine } from "./lines.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
-
-function assertNoProblem(problem: ErrorDetail | null): void {
-  if (problem) throw validationError(problem.path, problem.message);
-}
 
 async function readVariant(
   tx: TransactionSql,

@@ -2,12 +2,12 @@ import type { Queryable, Sql } from "@printshop/shared/db";
 import {
   type DELIVERY_SORT_FIELDS,
   DELIVERY_STATUSES,
-  type ListDeliveriesQuery,
+  ListDeliveriesQuery,
   type WebhookDelivery,
 } from "@printshop/shared/contracts/webhooks";
 import { conflict, notFound } from "@printshop/shared/http";
 import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
-import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { nextAttemptDelay } from "../domain/retry_schedule.ts";
 import type { DeliveredEvent } from "../domain/payload.ts";
 
@@ -215,16 +215,15 @@ export const DELIVERY_FIELDS = fieldTable({
   lastHttpStatus: { type: "number", nullable: true },
 }, { alias: "d" }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
 
-const DELIVERY_LIST: ListSpec = {
+const DELIVERY_LIST = listSpec(ListDeliveriesQuery, {
   from: DELIVERY_FROM,
   select: DELIVERY_COLUMNS,
   id: "d.id",
   fields: DELIVERY_FIELDS,
-  named: ["status"],
   // Newest first, also when createdAt is asked for without a direction.
   order: { field: "createdAt", direction: "desc" },
   sortedDirection: "desc",
-};
+});
 
 /**
  * A subscription's deliveries, newest first unless asked otherwise, each with its attempts

@@ -5,13 +5,13 @@ import { EVENT_DEFINITIONS } from "@printshop/shared/events";
 import { COSTS_READ } from "@printshop/shared/scopes";
 import { WEBHOOK_SECRET_OVERLAP_HOURS } from "@printshop/shared/limits";
 import { conflict, notFound } from "@printshop/shared/http";
-import type {
+import {
   ListWebhooksQuery,
-  WEBHOOK_SORT_FIELDS,
-  WebhookSubscription,
+  type WEBHOOK_SORT_FIELDS,
+  type WebhookSubscription,
 } from "@printshop/shared/contracts/webhooks";
 import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
-import { type ListSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
 import { EVENT_LOG_LOCK } from "./events.ts";
@@ -61,13 +61,12 @@ export const SUBSCRIPTION_FIELDS = fieldTable({
   createdAt: { type: "datetime" },
 }) satisfies FieldTable<typeof WEBHOOK_SORT_FIELDS[number]>;
 
-const SUBSCRIPTION_LIST: ListSpec = {
+const SUBSCRIPTION_LIST = listSpec(ListWebhooksQuery, {
   from: "subscriptions",
   select: COLUMNS,
   fields: SUBSCRIPTION_FIELDS,
-  named: ["event"],
   order: { field: "createdAt", direction: "asc" },
-};
+});
 
 /** The owner's own subscriptions, and nobody else's. */
 function ownedBy(sql: Queryable, owner: Owner) {
@@ -197,8 +196,8 @@ export async function unsubscribe(sql: Queryable, owner: Owner, id: string): Pro
 }
 
 /**
- * Issues a new current secret. The one it replaces keeps signing for the overlap (48 hours);
- * secrets that were already on their way out keep their own (earlier) expiry.
+ * Issues a new current secret. The one it replaces keeps signing for the overlap
+ * (WEBHOOK_SECRET_OVERLAP_HOURS); secrets already on their way out keep their own earlier expiry.
  */
 export async function rotateSecret(
   sql: Sql,
