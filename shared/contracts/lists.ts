@@ -41,25 +41,25 @@ type SortShape<F extends Fields> = {
 type SearchShape<S extends boolean> = S extends true ? { search: z.ZodOptional<typeof SearchParam> }
   : Record<never, never>;
 
-export type OffsetListQuery<F extends Fields, N extends z.ZodRawShape, S extends boolean> =
-  z.ZodObject<
-    & { limit: z.ZodOptional<typeof NonNegativeIntParam> }
-    & { offset: z.ZodOptional<typeof NonNegativeIntParam> }
-    & N
-    & SearchShape<S>
-    & SortShape<F>,
-    z.core.$strict
-  >;
+/** A list's query: its paging parameters, then its named filters, search and order. */
+type ListQuery<P, F extends Fields, N extends z.ZodRawShape, S extends boolean> = z.ZodObject<
+  P & N & SearchShape<S> & SortShape<F>,
+  z.core.$strict
+>;
 
+type OffsetPaging = {
+  limit: z.ZodOptional<typeof NonNegativeIntParam>;
+  offset: z.ZodOptional<typeof NonNegativeIntParam>;
+};
+type CursorPaging = {
+  limit: z.ZodOptional<typeof PositiveIntParam>;
+  cursor: z.ZodOptional<typeof CursorParam>;
+};
+
+export type OffsetListQuery<F extends Fields, N extends z.ZodRawShape, S extends boolean> =
+  ListQuery<OffsetPaging, F, N, S>;
 export type CursorListQuery<F extends Fields, N extends z.ZodRawShape, S extends boolean> =
-  z.ZodObject<
-    & { limit: z.ZodOptional<typeof PositiveIntParam> }
-    & { cursor: z.ZodOptional<typeof CursorParam> }
-    & N
-    & SearchShape<S>
-    & SortShape<F>,
-    z.core.$strict
-  >;
+  ListQuery<CursorPaging, F, N, S>;
 
 /** Paging first, then the named filters, search and the order, in the document's order. */
 function listQuery(
