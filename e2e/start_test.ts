@@ -4,7 +4,8 @@
  * it, Ctrl-C/SIGTERM stops everything, and a restart keeps the data.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { freePort } from "@printshop/shared/net";
+import { removeOrphanClusters } from "@printshop/shared/embedded-postgres";
+import { freePort, waitFor } from "@printshop/shared/net";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -14,9 +15,18 @@ interface Started {
   gatewayUrl: string;
 }
 
-async function start(dataDir: string, gatewayPort: number, adminPort: number): Promise<Started> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "scripts/start.ts"],
+/** The README's command, run with this Deno or (`npx`) exactly as written, from the outside in. */
+async function start(
+  dataDir: string,
+  gatewayPort: number,
+  adminPort: number,
+  how: "deno" | "npx" = "deno",
+): Promise<Started> {
+  const [command, args] = how === "npx"
+    ? ["npx", ["-y", `deno@${Deno.version.deno}`, "task", "start"]]
+    : [Deno.execPath(), ["run", "-A", "scripts/start.ts"]];
+  const child = new Deno.Command(command, {
+    args,
     cwd: ROOT,
     env: {
       DATA_DIR: dataDir,
@@ -51,11 +61,16 @@ async function stop(started: Started): Promise<void> {
   assertEquals(status.code, 0, started.output());
 }
 
-async function runAdmin(dataDir: string, adminPort: number, ...args: string[]): Promise<unknown> {
+/** The admin CLI; without `adminPort` it finds the admin API from the stack on `dataDir`. */
+async function runAdmin(
+  dataDir: string,
+  adminPort: number | null,
+  ...args: string[]
+): Promise<unknown> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "scripts/admin.ts", ...args],
     cwd: ROOT,
-    env: { DATA_DIR: dataDir, ADMIN_PORT: String(adminPort) },
+    env: { DATA_DIR: dataDir, ...(adminPort === null ? {} : { ADMIN_PORT: String(adminPort) }) },
   }).output();
   const stdout = new TextDecoder().decode(out.stdout);
   assert(out.success, `admin ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
@@ -84,6 +99,26 @@ async function processesOf(started: Started): Promise<string[]> {
   return found;
 }
 
+const exists = (path: string): Promise<boolean> => Deno.lstat(path).then(() => true, () => false);
+
+/** Removes a data directory and, as root, the cluster it linked to under /var/tmp. */
+async function removeDataDir(dataDir: string): Promise<void> {
+  await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  await removeOrphanClusters();
+}
+
+/** Runs a start that is expected to refuse; its exit code and what it printed. */
+async function refusedStart(env: Record<string, string>): Promise<{ code: number; text: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/start.ts"],
+    cwd: ROOT,
+    env: { LOG_LEVEL: "warn", ...env },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: out.code, text: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
+}
+
 Deno.test("deno task start runs the platform, the admin CLI drives it, and data survives a restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   const gatewayPort = freePort();
@@ -97,7 +132,8 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
     assertEquals(me.status, 200);
     assertEquals(((await me.json()).data.scopes as string[]).length, 20);
 
-    const org = await runAdmin(dataDir, adminPort, "create-org", "--name", "CLI Shop") as {
+    // No ADMIN_PORT: the CLI reads where the admin API is from the stack running on DATA_DIR.
+    const org = await runAdmin(dataDir, null, "create-org", "--name", "CLI Shop") as {
       id: string;
     };
     const key = await runAdmin(
@@ -169,6 +205,119 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
     await stop(second);
     assertEquals(await processesOf(second), []);
   } finally {
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await removeDataDir(dataDir);
+  }
+});
+
+Deno.test("a second task start on the same data directory is refused, and the first keeps running", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  const gatewayPort = freePort();
+  const adminPort = freePort();
+  try {
+    const first = await start(dataDir, gatewayPort, adminPort);
+    const demoKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1]!;
+
+    const second = await refusedStart({
+      DATA_DIR: dataDir,
+      PORT: String(freePort()),
+      ADMIN_PORT: String(freePort()),
+    });
+    assertEquals(second.code, 1, second.text);
+    const lines = second.text.trim().split("\n");
+    assertEquals(lines.length, 1, second.text);
+    assert.match(
+      lines[0]!,
+      new RegExp(
+        `another stack is already running on ${dataDir} \\(pid \\d+, gateway ${
+          first.gatewayUrl.replaceAll(".", "\\.")
+        }, admin API http://127\\.0\\.0\\.1:${adminPort}\\)`,
+      ),
+    );
+
+    // Another data directory, but the first stack's port: refused before anything starts.
+    const otherDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+    const taken = await refusedStart({
+      DATA_DIR: otherDir,
+      PORT: String(gatewayPort),
+      ADMIN_PORT: String(freePort()),
+    });
+    await Deno.remove(otherDir, { recursive: true });
+    assertEquals(taken.code, 1, taken.text);
+    assert.match(taken.text, new RegExp(`127\\.0\\.0\\.1:${gatewayPort} is in use.*set PORT`));
+
+    const health = await fetch(`${first.gatewayUrl}/healthz`);
+    assertEquals(health.status, 200, "the first stack still has its database and services");
+    await health.body?.cancel();
+    const me = await fetch(`${first.gatewayUrl}/v1/me`, { headers: { "x-api-key": demoKey } });
+    assertEquals(me.status, 200);
+    await me.body?.cancel();
+    await stop(first);
+    assert(!(await exists(`${dataDir}/stack.json`)), "a clean stop forgets the stack");
+  } finally {
+    await removeDataDir(dataDir);
+  }
+});
+
+Deno.test("SIGTERM to the outermost process of `npx -y deno@… task start` stops every process", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  try {
+    const started = await start(dataDir, freePort(), freePort(), "npx");
+    const ours = await processesOf(started);
+    assert(ours.length >= 7, `PostgreSQL, five services and the gateway: ${ours.join("\n")}`);
+    // The pid Deno spawned is npx itself (npm exec), above `sh -c deno`, `deno task` and start.
+    started.child.kill("SIGTERM");
+    await started.child.status;
+    await waitFor(
+      "every process of the stack to stop",
+      async () => (await processesOf(started)).length === 0,
+      20_000,
+      100,
+    );
+    await waitFor(
+      "the data directory to be released",
+      async () => !(await exists(`${dataDir}/stack.json`)),
+      5_000,
+      50,
+    );
+    assert.match(started.output(), /that started this stack is gone; stopping/);
+  } finally {
+    await removeDataDir(dataDir);
+  }
+});
+
+Deno.test("deleting the data directory resets the platform: the next start begins empty", async () => {
+  // A parent only root can enter: as root, the cluster cannot live inside the data directory.
+  const parent = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  const dataDir = `${parent}/data`;
+  const gatewayPort = freePort();
+  const adminPort = freePort();
+  const relocated = (s: Started): string | undefined =>
+    s.output().match(/the cluster lives in (\S+) /)?.[1];
+  try {
+    const first = await start(dataDir, gatewayPort, adminPort);
+    const firstKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
+    assert(firstKey);
+    const firstCluster = relocated(first);
+    await stop(first);
+    await Deno.remove(dataDir, { recursive: true });
+
+    const second = await start(dataDir, gatewayPort, adminPort);
+    const secondKey = second.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
+    assert(secondKey && secondKey !== firstKey, `a new demo key:\n${second.output()}`);
+    const old = await fetch(`${second.gatewayUrl}/v1/me`, { headers: { "x-api-key": firstKey } });
+    assertEquals(old.status, 401, "nothing of the old platform is left");
+    await old.body?.cancel();
+    if (Deno.uid() === 0) {
+      assert(firstCluster, `as root the cluster is relocated:\n${first.output()}`);
+      assert(!(await exists(firstCluster)), "the reset removed the old cluster");
+      assert(second.output().includes(`removed ${firstCluster}`), second.output());
+    }
+    const secondCluster = relocated(second);
+    await stop(second);
+    await removeDataDir(dataDir);
+    if (secondCluster) assert(!(await exists(secondCluster)), "nothing is left under /var/tmp");
+  } finally {
+    await removeDataDir(dataDir);
+    await Deno.remove(parent, { recursive: true }).catch(() => {});
   }
 });

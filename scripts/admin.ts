@@ -2,15 +2,32 @@
  * `deno task admin <command>`: the platform admin API from a terminal. Prints the response's
  * `data` as JSON; on an error prints the error envelope to stderr and exits 1.
  *
- * The admin URL comes from ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT), the token from
- * PLATFORM_ADMIN_TOKEN or the one `deno task start` generated into DATA_DIR.
+ * The admin URL comes from ADMIN_URL, else ADMIN_PORT, else the stack `task start` runs on
+ * DATA_DIR (it records where its admin API is), else http://127.0.0.1:8081. The token comes from
+ * PLATFORM_ADMIN_TOKEN or the one `task start` generated into DATA_DIR.
  */
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { runningStack } from "./start_guard.ts";
+
+const wrap = (words: readonly string[], indent: string, width = 96): string => {
+  const lines: string[] = [];
+  let line = indent;
+  for (const word of words) {
+    if (line.length + word.length + 1 > width && line.trim() !== "") {
+      lines.push(line.trimEnd());
+      line = indent;
+    }
+    line += `${word}, `;
+  }
+  lines.push(line.replace(/, $/, ""));
+  return lines.join("\n");
+};
 
 const USAGE = `Usage: deno task admin <command> [options]
 
+Commands:
   create-org --name <name>
   list-orgs
   create-key --org <orgId> (--scopes <a,b,…> | --all-scopes) [--name <name>]
@@ -19,6 +36,16 @@ const USAGE = `Usage: deno task admin <command> [options]
   set-limits --org <orgId> --rpm <requests per minute | default>
   create-partner-app --name <name> (--scopes <a,b,…> | --all-scopes)
   grant --app <appId> --org <orgId> (--scopes <a,b,…> | --all-scopes)
+
+Scopes:
+${wrap(ALL_SCOPES, "  ")}
+
+Environment:
+  ADMIN_URL             the admin API, e.g. http://10.0.0.5:8081
+  ADMIN_PORT            or just its port on 127.0.0.1
+                        (neither set: the stack \`task start\` runs on DATA_DIR, else 8081)
+  DATA_DIR              where \`task start\` keeps its data and secrets [./.data]
+  PLATFORM_ADMIN_TOKEN  the admin token (unset: the one \`task start\` generated in DATA_DIR)
 `;
 
 const { values, positionals } = parseArgs({
@@ -46,10 +73,12 @@ function need(value: string | undefined, flag: string): string {
   return value;
 }
 
+const dataDir = resolve(Deno.env.get("DATA_DIR") || "./.data");
+
 async function adminToken(): Promise<string> {
   const fromEnv = Deno.env.get("PLATFORM_ADMIN_TOKEN");
   if (fromEnv) return fromEnv;
-  const file = join(resolve(Deno.env.get("DATA_DIR") || "./.data"), "secrets.json");
+  const file = join(dataDir, "secrets.json");
   try {
     return (JSON.parse(await Deno.readTextFile(file)) as { adminToken: string }).adminToken;
   } catch {
@@ -122,8 +151,15 @@ switch (command) {
     fail(`Unknown command "${command}"\n\n${USAGE}`);
 }
 
-const base = Deno.env.get("ADMIN_URL") ||
-  `http://127.0.0.1:${Deno.env.get("ADMIN_PORT") || "8081"}`;
+async function adminUrl(): Promise<string> {
+  const url = Deno.env.get("ADMIN_URL");
+  if (url) return url.replace(/\/+$/, "");
+  const port = Deno.env.get("ADMIN_PORT");
+  if (port) return `http://127.0.0.1:${port}`;
+  return (await runningStack(dataDir))?.adminUrl ?? "http://127.0.0.1:8081";
+}
+
+const base = await adminUrl();
 let res: Response;
 try {
   res = await fetch(`${base}${request.path}`, {
@@ -135,7 +171,10 @@ try {
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
   });
 } catch {
-  fail(`Cannot reach the admin API at ${base}; is the platform running?`);
+  fail(
+    `Cannot reach the admin API at ${base}; is the platform running? ` +
+      "(set ADMIN_URL or ADMIN_PORT if it listens elsewhere)",
+  );
 }
 const json = await res.json() as { data?: unknown };
 if (!res.ok) {

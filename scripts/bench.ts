@@ -25,7 +25,7 @@
  * `deno run -A scripts/bench_events.ts`.
  */
 import autocannon from "autocannon";
-import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
 import { launchStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
@@ -82,12 +82,8 @@ async function latency(
   return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-const dir = await Deno.makeTempDir({ prefix: "printshop-bench-" });
-const pg = await startEmbeddedPostgres({
-  dataDir: `${dir}/pgdata`,
-  password: randomHex(16),
-  ephemeral: true,
-});
+const pg = await startThrowawayPostgres("printshop-bench-");
+const logDir = await Deno.makeTempDir({ prefix: "printshop-bench-logs-" });
 const admin = connect(pg.url, { schema: "public", max: 1 });
 await admin.unsafe("CREATE DATABASE bench");
 await admin.end();
@@ -100,7 +96,7 @@ const stack = await launchStack({
   internalSecret,
   webhookSecretsKey: randomHex(32),
   adminToken,
-  logDir: dir,
+  logDir,
   env: { LOG_LEVEL: "warn" },
 });
 
@@ -256,12 +252,7 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   assertEventsRan(eventsReport);
 } finally {
   await stack.stop();
+  // With the seeded quotes it holds hundreds of MB; stopping removes it.
   await pg.stop();
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
-  // Run as root, the cluster lives outside `dir` (see startEmbeddedPostgres); with the seeded
-  // quotes it holds hundreds of MB, so it goes as well.
-  if (pg.note) {
-    await Deno.remove(pg.dataDir.slice(0, pg.dataDir.lastIndexOf("/")), { recursive: true })
-      .catch(() => {});
-  }
+  await Deno.remove(logDir, { recursive: true }).catch(() => {});
 }

@@ -45,7 +45,7 @@
  * way out, on failure and on Ctrl-C too.
  */
 import { connect, type Sql } from "@printshop/shared/db";
-import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { launchStack, type RunningStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
@@ -1110,12 +1110,7 @@ export function assertEventsRan(report: EventsReport): void {
 }
 
 if (import.meta.main) {
-  const dir = await Deno.makeTempDir({ prefix: "printshop-bench-events-" });
-  const pg = await startEmbeddedPostgres({
-    dataDir: `${dir}/pgdata`,
-    password: randomHex(16),
-    ephemeral: true,
-  });
+  const pg = await startThrowawayPostgres("printshop-bench-events-");
   let interrupted = false;
   try {
     const report = await runEventsBench({ postgresUrl: pg.url });
@@ -1126,11 +1121,6 @@ if (import.meta.main) {
     interrupted = true;
   } finally {
     await pg.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    if (pg.note) {
-      await Deno.remove(pg.dataDir.slice(0, pg.dataDir.lastIndexOf("/")), { recursive: true })
-        .catch(() => {});
-    }
   }
   if (interrupted) Deno.exit(130);
 }

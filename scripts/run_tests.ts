@@ -3,21 +3,45 @@
  * database on it), then every test file, then the cluster is stopped. Contract checks are on for
  * every test and every process a test starts. Extra arguments go to `deno test` (e.g. a file or
  * `--filter`).
+ *
+ * Every temporary folder a test makes goes in one folder of the run (TMPDIR), removed at the end
+ * with any cluster a test's data directory linked to under /var/tmp; the run then fails if it
+ * left anything else behind there (PostgreSQL binaries staged once per version are expected).
  */
 import { CONTRACT_CHECKS_ENV } from "@printshop/shared/contract-checks";
-import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { removeOrphanClusters, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 
-const dir = await Deno.makeTempDir({ prefix: "printshop-test-" });
-const pg = await startEmbeddedPostgres({
-  dataDir: `${dir}/pgdata`,
-  password: crypto.randomUUID(),
-  ephemeral: true,
-});
+const SHARED_TMP = "/var/tmp";
+const STAGED_BINARIES = /^printshop-postgres-\d[\w.-]*$/;
+
+async function leftovers(): Promise<Set<string>> {
+  const names = new Set<string>();
+  try {
+    for await (const entry of Deno.readDir(SHARED_TMP)) {
+      if (entry.name.startsWith("printshop-") && !STAGED_BINARIES.test(entry.name)) {
+        names.add(`${SHARED_TMP}/${entry.name}`);
+      }
+    }
+    for await (const entry of Deno.readDir(`${SHARED_TMP}/printshop-data`)) {
+      if (entry.isDirectory) names.add(`${SHARED_TMP}/printshop-data/${entry.name}`);
+    }
+  } catch {
+    // nothing there
+  }
+  names.delete(`${SHARED_TMP}/printshop-data`);
+  return names;
+}
+
+const before = await leftovers();
+const runTmp = await Deno.makeTempDir({ prefix: "printshop-test-run-" });
+// The postgres user (as root) must be able to pass through to clusters made inside it.
+await Deno.chmod(runTmp, 0o711);
+const pg = await startThrowawayPostgres("printshop-test-");
 let code = 1;
 try {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "--allow-all", "--parallel", ...Deno.args],
-    env: { TEST_DATABASE_URL: pg.url, [CONTRACT_CHECKS_ENV]: "true" },
+    env: { TEST_DATABASE_URL: pg.url, [CONTRACT_CHECKS_ENV]: "true", TMPDIR: runTmp },
     stdin: "null",
   }).spawn();
   const stopChild = (): void => child.kill("SIGTERM");
@@ -26,6 +50,12 @@ try {
   code = (await child.status).code;
 } finally {
   await pg.stop();
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.remove(runTmp, { recursive: true }).catch(() => {});
+  await removeOrphanClusters();
+}
+const left = [...await leftovers()].filter((name) => !before.has(name));
+if (left.length > 0) {
+  console.error(`The test run left these behind:\n${left.join("\n")}`);
+  if (code === 0) code = 1;
 }
 Deno.exit(code);

