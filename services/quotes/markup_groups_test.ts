@@ -633,3 +633,88 @@ Deno.test("markup groups: a quotes.read caller can read but not write", async ()
   assertEquals(none.status, 403);
   assertEquals(await list(h, org), [group]);
 });
+
+/** A draft quote with one group and one garment line, for rows that band through groups. */
+async function lineAndGroup(
+  h: ServiceHarness<Config>,
+  org: string,
+): Promise<{ lineId: string; groupId: string }> {
+  const as = { organizationId: org };
+  const quote = await json<{ id: string }>(
+    await h.request("POST", "/v1/quotes", { ...as, body: {} }),
+  );
+  const group = await json<{ id: string }>(
+    await h.request("POST", `/v1/quotes/${quote.data.id}/groups`, { ...as, body: { name: "G" } }),
+  );
+  const line = await json<{ id: string }>(
+    await h.request("POST", `/v1/quote-groups/${group.data.id}/lines`, {
+      ...as,
+      body: { lineType: "Garment", productName: "Tee" },
+    }),
+  );
+  return { lineId: line.data.id, groupId: group.data.id };
+}
+
+Deno.test("markup groups: a group-priced row needs a group to band through, never a silent 0", async (t) => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const { lineId, groupId } = await lineAndGroup(h, org);
+  const as = { organizationId: org };
+  const variantBody = { size: "M", quantity: 15, buyPrice: 5.5, markupSource: "group" };
+
+  await t.step("a variant, with no default garment group: 400 naming markupSource", async () => {
+    const res = await h.request("POST", `/v1/quote-lines/${lineId}/variants`, {
+      ...as,
+      body: variantBody,
+    });
+    assertEquals(res.status, 400);
+    const body = await json(res);
+    assertEquals(body.details?.[0]?.path, "markupSource");
+    assertEquals(body.message.includes("markupGroupId"), true, body.message);
+  });
+
+  await t.step("a decoration's unit or setup lane, likewise", async () => {
+    for (
+      const [source, field] of [["markupSource", "markupSource"], [
+        "setupMarkupSource",
+        "setupMarkupSource",
+      ]]
+    ) {
+      const res = await h.request("POST", `/v1/quote-groups/${groupId}/decorations`, {
+        ...as,
+        body: { quantity: 10, unitCost: 2, setupCost: 30, [source!]: "group" },
+      });
+      assertEquals(res.status, 400, source);
+      assertEquals((await json(res)).details?.[0]?.path, field);
+    }
+  });
+
+  await t.step("with a default garment group the same variant bands through it", async () => {
+    await create(h, org, { isDefault: true });
+    const res = await h.request("POST", `/v1/quote-lines/${lineId}/variants`, {
+      ...as,
+      body: variantBody,
+    });
+    assertEquals(res.status, 201);
+    // 15 on the line: the 1+ band, 50 %, on a cost of 5.50.
+    assertEquals((await json<{ unitPriceExGst: number }>(res)).data.unitPriceExGst, 8.25);
+  });
+
+  await t.step("another organisation's group is refused as if it did not exist", async () => {
+    const theirs = await create(h, crypto.randomUUID(), {});
+    for (
+      const body of [{ ...variantBody, markupGroupId: theirs.id }, {
+        size: "L",
+        quantity: 1,
+        markupGroupId: theirs.id,
+      }]
+    ) {
+      const res = await h.request("POST", `/v1/quote-lines/${lineId}/variants`, { ...as, body });
+      assertEquals(res.status, 400);
+      assertEquals((await json(res)).details?.[0]?.path, "markupGroupId");
+    }
+    const [used] = await h.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM quote_variants WHERE markup_group_id = ${theirs.id}`;
+    assertEquals(used?.n, 0, "nothing of ours points at their group");
+  });
+});

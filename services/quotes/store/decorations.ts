@@ -1,16 +1,16 @@
 import type { Sql, TransactionSql } from "@printshop/shared/db";
 import type {
   CreateQuoteDecorationBody,
-  MarkupLane,
   UpdateQuoteDecorationBody,
 } from "@printshop/shared/contracts/quotes";
-import { invalid, notFound } from "@printshop/shared/http";
+import { notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { rebandsDecoration } from "../domain/rows.ts";
 import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
 import { type LockedQuote, lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
 import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
 
@@ -25,24 +25,31 @@ function columnsOf(tx: TransactionSql, input: UpdateQuoteDecorationBody): Record
 }
 
 /**
- * A markup group named by the body must be one of this organisation's groups of the lane it is
- * named for (unit lane: `decoration`, setup lane: `setup`); otherwise 400 naming the field.
+ * The markup groups a write asks a decoration to band through: each one the body names must be
+ * this organisation's group of the lane it is named for (unit lane: `decoration`, setup lane:
+ * `setup`), and a lane this write sets to `group` without naming one needs a default for it.
+ * `after` is the decoration as the write leaves it.
  */
 async function assertMarkupGroups(
   tx: TransactionSql,
   organizationId: string,
   input: UpdateQuoteDecorationBody,
+  after: Pick<
+    DecorationRow,
+    "markup_source" | "markup_group_id" | "setup_markup_source" | "setup_markup_group_id" | "method"
+  >,
 ): Promise<void> {
   for (const [field, lane] of DECORATION_GROUP_LANES) {
-    const id = input[field];
-    if (id === undefined || id === null) continue;
-    const [found] = await tx<{ lane: MarkupLane }[]>`
-      SELECT lane FROM markup_groups WHERE organization_id = ${organizationId} AND id = ${id}`;
-    if (found?.lane === lane) continue;
-    const message = found
-      ? `Must be a ${lane} markup group, not a ${found.lane} one`
-      : `Must be a ${lane} markup group of this organisation`;
-    throw invalid("request body", [{ path: field, message }]);
+    await assertGroupOfLane(tx, organizationId, field, input[field], lane);
+  }
+  const unitAsked = input.markupSource === "group" || input.markupGroupId === null ||
+    input.method !== undefined;
+  if (after.markup_source === "group" && !after.markup_group_id && unitAsked) {
+    await assertDefaultGroup(tx, organizationId, "markupSource", "decoration", after.method);
+  }
+  const setupAsked = input.setupMarkupSource === "group" || input.setupMarkupGroupId === null;
+  if (after.setup_markup_source === "group" && !after.setup_markup_group_id && setupAsked) {
+    await assertDefaultGroup(tx, organizationId, "setupMarkupSource", "setup");
   }
 }
 
@@ -109,7 +116,13 @@ export async function createDecoration(
 ): Promise<DecorationRow> {
   return await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
-    await assertMarkupGroups(tx, organizationId, input);
+    await assertMarkupGroups(tx, organizationId, input, {
+      markup_source: input.markupSource ?? "manual",
+      markup_group_id: input.markupGroupId ?? null,
+      setup_markup_source: input.setupMarkupSource ?? "manual",
+      setup_markup_group_id: input.setupMarkupGroupId ?? null,
+      method: input.method ?? null,
+    });
     const id = uuidv7();
     // Columns not given take their defaults; the row goes last, then to its asked place. The
     // keys that place the row come last, so no body field could ever stand in for them.
@@ -147,7 +160,17 @@ export async function updateDecoration(
       input[k] !== undefined
     );
     if (fields.length === 0) return row;
-    await assertMarkupGroups(tx, organizationId, input);
+    await assertMarkupGroups(tx, organizationId, input, {
+      markup_source: input.markupSource ?? row.markup_source,
+      markup_group_id: input.markupGroupId !== undefined
+        ? input.markupGroupId
+        : row.markup_group_id,
+      setup_markup_source: input.setupMarkupSource ?? row.setup_markup_source,
+      setup_markup_group_id: input.setupMarkupGroupId !== undefined
+        ? input.setupMarkupGroupId
+        : row.setup_markup_group_id,
+      method: input.method !== undefined ? input.method : row.method,
+    });
 
     const changes = columnsOf(tx, input);
     if (Object.keys(changes).length > 0) {

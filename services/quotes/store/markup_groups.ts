@@ -11,6 +11,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import {
   type BandJson,
+  groupForLane,
   type MarkupGroupCandidate,
   markupGroupProblems,
   type PricingMarkupGroup,
@@ -44,6 +45,50 @@ export async function markupGroupsForPricing(
       markupValue: String(b.markupValue),
     })),
   }));
+}
+
+/**
+ * A markup group a row names must be one of this organisation's groups, on the lane the field is
+ * for; otherwise 400 naming the field. (Another organisation's group is refused exactly like one
+ * that does not exist.)
+ */
+export async function assertGroupOfLane(
+  tx: Queryable,
+  organizationId: string,
+  field: string,
+  id: string | null | undefined,
+  lane: MarkupLane,
+): Promise<void> {
+  if (id === undefined || id === null) return;
+  const [found] = await tx<{ lane: MarkupLane }[]>`
+    SELECT lane FROM markup_groups WHERE organization_id = ${organizationId} AND id = ${id}`;
+  if (found?.lane === lane) return;
+  const message = found
+    ? `Must be a ${lane} markup group, not a ${found.lane} one`
+    : `Must be a ${lane} markup group of this organisation`;
+  throw invalid("request body", [{ path: field, message }]);
+}
+
+/**
+ * A `group` row that names no group bands through the organisation's default for its lane (for
+ * a decoration, one for its method first). Without one the row could never be priced, so asking
+ * for it is a 400 naming the field that asked.
+ */
+export async function assertDefaultGroup(
+  tx: Queryable,
+  organizationId: string,
+  field: string,
+  lane: MarkupLane,
+  method: string | null = null,
+): Promise<void> {
+  const groups = await markupGroupsForPricing(tx, organizationId);
+  if (groupForLane(groups, lane, null, method)) return;
+  const groupField = lane === "setup" ? "setupMarkupGroupId" : "markupGroupId";
+  throw invalid("request body", [{
+    path: field,
+    message: `No ${lane} markup group to band through: name one in "${groupField}", or make ` +
+      `one the default of the ${lane} lane (isDefault)`,
+  }]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import {
   type QuoteVariant,
   type UpdateQuoteVariantBody,
 } from "@printshop/shared/contracts/quotes";
-import { assertNoProblem, conflict, notFound, validationError } from "@printshop/shared/http";
+import { assertNoProblem, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
@@ -14,6 +14,7 @@ import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.
 import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
 import { lockLine } from "./lines.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
+import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
 
 async function readVariant(
   tx: TransactionSql,
@@ -23,22 +24,6 @@ async function readVariant(
   const [row] = await tx<VariantRow[]>`
     SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${id}`;
   return toVariant(row!, costs);
-}
-
-/** A `group` row must name a garment-lane group of this organisation, or none (the default). */
-async function checkMarkupGroup(
-  tx: TransactionSql,
-  organizationId: string,
-  markupGroupId: string | null | undefined,
-): Promise<void> {
-  if (!markupGroupId) return;
-  const [group] = await tx<{ lane: string }[]>`
-    SELECT lane FROM markup_groups
-    WHERE organization_id = ${organizationId} AND id = ${markupGroupId}`;
-  if (!group) throw validationError("markupGroupId", "No such markup group in this organisation");
-  if (group.lane !== "garment") {
-    throw validationError("markupGroupId", `Must be a garment markup group, not ${group.lane}`);
-  }
 }
 
 async function lockVariant(
@@ -73,7 +58,10 @@ export async function createVariant(
     const markupSource = input.unitPriceExGst !== undefined
       ? "manual"
       : input.markupSource ?? "manual";
-    if (markupSource === "group") await checkMarkupGroup(tx, organizationId, input.markupGroupId);
+    await assertGroupOfLane(tx, organizationId, "markupGroupId", input.markupGroupId, "garment");
+    if (markupSource === "group" && !input.markupGroupId) {
+      await assertDefaultGroup(tx, organizationId, "markupSource", "garment");
+    }
     const base: VariantInput = {
       quantity: input.quantity,
       buyPrice: String(input.buyPrice ?? 0),
@@ -136,7 +124,12 @@ export async function updateVariant(
       ? input.markupGroupId
       : variant.markup_group_id;
     if (input.unitPriceExGst !== undefined) markupSource = "manual";
-    if (markupSource === "group") await checkMarkupGroup(tx, organizationId, markupGroupId);
+    await assertGroupOfLane(tx, organizationId, "markupGroupId", input.markupGroupId, "garment");
+    // Asking for group pricing now (a new source, or its named group taken away) needs a group.
+    const asksForGroup = input.markupSource === "group" || input.markupGroupId === null;
+    if (markupSource === "group" && !markupGroupId && asksForGroup) {
+      await assertDefaultGroup(tx, organizationId, "markupSource", "garment");
+    }
 
     const current: VariantInput = {
       quantity: variant.quantity,
