@@ -3,8 +3,6 @@ import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/s
 import type { Config } from "./config.ts";
 import { quotesService } from "./app.ts";
 
-const config = { PAGE_SIZE_MAX: 5 };
-
 interface Band {
   from: number;
   markupType: "percentage" | "fixed";
@@ -24,7 +22,7 @@ interface Group {
 }
 
 async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness(quotesService, { config });
+  return await serviceHarness(quotesService);
 }
 
 async function json<T = unknown>(res: Response): Promise<Envelope<T>> {
@@ -52,7 +50,7 @@ async function create(
 async function list(h: ServiceHarness<Config>, org: string): Promise<Group[]> {
   const res = await h.request("GET", "/v1/markup-groups", { organizationId: org });
   assertEquals(res.status, 200);
-  return (await json<Group[]>(res)).data;
+  return (await json<{ items: Group[] }>(res)).data.items;
 }
 
 async function eventTypes(h: ServiceHarness<Config>, id: string): Promise<string[]> {

@@ -339,3 +339,29 @@ Deno.test("DELETE /v1/quote-groups/{id} removes the group and closes the gap in 
     SELECT payload FROM outbox WHERE type = 'quote_group.deleted'`;
   assertEquals(event?.payload, { id: groups[1], quoteId: quote.id });
 });
+
+Deno.test("a quote reads the same, byte for byte, whichever operation answered it", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const dataText = async (res: Response): Promise<string> => {
+    const text = await res.text();
+    return text.slice(text.indexOf('"data":') + 7, -1);
+  };
+  const created = await h.request("POST", "/v1/quotes", {
+    organizationId: org,
+    body: { reference: "PO-9" },
+  });
+  assertEquals(created.status, 201);
+  const createdText = await dataText(created);
+  const id = (JSON.parse(createdText) as { id: string }).id;
+  const read = await dataText(await h.request("GET", `/v1/quotes/${id}`, { organizationId: org }));
+  assertEquals(read, createdText);
+  // Numbers carry no trailing zeros of their column's scale, in reads as in writes.
+  assert.match(read, /"subtotalExGst":0,"gstAmount":0,"totalIncGst":0,/);
+  assert.match(read, /"taxRatePct":10,/);
+  const patched = await dataText(
+    await h.request("PATCH", `/v1/quotes/${id}`, { organizationId: org, body: { notes: "n" } }),
+  );
+  const again = await dataText(await h.request("GET", `/v1/quotes/${id}`, { organizationId: org }));
+  assertEquals(again, patched);
+});

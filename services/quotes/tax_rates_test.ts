@@ -4,8 +4,6 @@ import type { Config } from "./config.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./store/tax_rates.ts";
 import { quotesService } from "./app.ts";
 
-const config = { PAGE_SIZE_MAX: 5 };
-
 interface Rate {
   id: string;
   name: string;
@@ -16,7 +14,7 @@ interface Rate {
 }
 
 async function harness(): Promise<ServiceHarness<Config>> {
-  return await serviceHarness(quotesService, { config });
+  return await serviceHarness(quotesService);
 }
 
 async function json<T = unknown>(res: Response): Promise<Envelope<T>> {
@@ -26,7 +24,7 @@ async function json<T = unknown>(res: Response): Promise<Envelope<T>> {
 async function list(h: ServiceHarness<Config>, org: string): Promise<Rate[]> {
   const res = await h.request("GET", "/v1/tax-rates", { organizationId: org });
   assertEquals(res.status, 200);
-  return (await json<Rate[]>(res)).data;
+  return (await json<{ items: Rate[] }>(res)).data.items;
 }
 
 async function create(
@@ -218,5 +216,52 @@ Deno.test("tax rates: a quotes.read caller can list but not create", async () =>
     scopes: ["quotes.read"],
   });
   assertEquals(read.status, 200);
-  assertEquals((await json<Rate[]>(read)).data.map((r) => r.name), ["GST"]);
+  assertEquals(
+    (await json<{ items: Rate[] }>(read)).data.items.map((r) => r.name),
+    ["GST"],
+  );
+});
+
+Deno.test("GET /v1/tax-rates and /v1/markup-groups are offset lists like every other", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const as = { organizationId: org };
+  for (const [name, ratePct] of [["B", 5], ["A", 7]] as const) {
+    await create(h, org, { name, ratePct });
+  }
+  const page = async <T>(path: string): Promise<{ items: T[]; totalCount: number }> => {
+    const res = await h.request("GET", path, as);
+    assertEquals(res.status, 200, path);
+    return (await json<{ items: T[]; totalCount: number }>(res)).data;
+  };
+  // The default first, then by creation; a sort asked for replaces that order.
+  assertEquals((await page<Rate>("/v1/tax-rates")).items.map((r) => r.name), ["GST", "B", "A"]);
+  assertEquals(
+    (await page<Rate>("/v1/tax-rates?sortField=name")).items.map((r) => r.name),
+    ["A", "B", "GST"],
+  );
+  const second = await page<Rate>("/v1/tax-rates?limit=1&offset=1&sortField=ratePct");
+  assertEquals([second.items.map((r) => r.ratePct), second.totalCount], [[7], 3]);
+  const filtered = await page<Rate>(
+    `/v1/tax-rates?filters=${
+      encodeURIComponent(JSON.stringify([{ field: "ratePct", op: "lt", value: 6 }]))
+    }`,
+  );
+  assertEquals(filtered.items.map((r) => r.name), ["B"]);
+
+  for (const lane of ["setup", "garment"]) {
+    const res = await h.request("POST", "/v1/markup-groups", {
+      ...as,
+      body: {
+        name: lane,
+        lane,
+        bands: [{ from: lane === "setup" ? 0 : 1, markupType: "fixed", markupValue: 1 }],
+      },
+    });
+    assertEquals(res.status, 201);
+  }
+  const groups = await page<{ name: string }>("/v1/markup-groups?lane=garment");
+  assertEquals([groups.items.map((g) => g.name), groups.totalCount], [["garment"], 1]);
+  const refused = await h.request("GET", "/v1/markup-groups?sortField=bands", as);
+  assertEquals(refused.status, 400);
 });

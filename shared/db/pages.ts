@@ -27,6 +27,11 @@ export interface ListSpec {
   search?: readonly string[];
   /** The order without a `sortField`. */
   order: { field: string; direction: Direction };
+  /**
+   * Trusted ORDER BY keys put before that default order (not before an asked `sortField`), e.g.
+   * `is_default DESC` to list the default first. Offset lists only: a cursor cannot follow it.
+   */
+  first?: string;
   /** The direction of a `sortField` given without `sortDirection`; ascending unless said. */
   sortedDirection?: Direction;
 }
@@ -138,12 +143,18 @@ function orderOf(spec: ListSpec, query: ListQuery): Order {
   return { field, direction };
 }
 
-function orderBy(sql: Queryable, spec: ListSpec, { field, direction }: Order): postgres.Fragment {
+function orderBy(
+  sql: Queryable,
+  spec: ListSpec,
+  { field, direction }: Order,
+  query: ListQuery,
+): postgres.Fragment {
   const dir = direction === "asc" ? "ASC" : "DESC";
   // NULLS LAST only where NULL can occur: written on any other column it would keep a
   // descending sort from walking an index backwards.
   const nulls = field.nullable ? " NULLS LAST" : "";
-  return sql.unsafe(`${field.sortColumn} ${dir}${nulls}, ${spec.id ?? "id"} ${dir}`);
+  const first = spec.first && query.sortField === undefined ? `${spec.first}, ` : "";
+  return sql.unsafe(`${first}${field.sortColumn} ${dir}${nulls}, ${spec.id ?? "id"} ${dir}`);
 }
 
 /** The page size a query asks for, capped at the page size limit; the limit when not asked. */
@@ -171,7 +182,7 @@ export async function offsetPage<Row extends object, Item>(
   counted.catch(() => {});
   const rows = limit === 0 ? [] : await sql<Row[]>`
     SELECT ${sql.unsafe(spec.select)} FROM ${sql.unsafe(spec.from)} WHERE ${where}
-    ORDER BY ${orderBy(sql, spec, orderOf(spec, query))}
+    ORDER BY ${orderBy(sql, spec, orderOf(spec, query), query)}
     LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
   const items = await render([...rows]);
   return { items, totalCount: (await counted)[0]!.count };
@@ -221,6 +232,7 @@ export async function cursorPage<Row extends object, Item>(
   { where: base, query, pageSizeMax, scope }: PageRequest<CursorQuery> & { scope: CursorScope },
   render: (rows: Row[]) => Promise<Item[]> | Item[],
 ): Promise<{ items: Item[]; nextCursor: string | null }> {
+  if (spec.first) throw new Error(`List over ${spec.from}: a cursor cannot follow "first" keys`);
   const binding = cursorBinding(`${scope.list}:${scope.organizationId}`, query);
   const order = orderOf(spec, query);
   let where = conditions(sql, spec, base, query);
@@ -233,7 +245,7 @@ export async function cursorPage<Row extends object, Item>(
     SELECT ${sql.unsafe(spec.select)}, (${sql.unsafe(order.field.sortColumn)})::text
              AS cursor_value, ${sql.unsafe(spec.id ?? "id")} AS cursor_id
     FROM ${sql.unsafe(spec.from)} WHERE ${where}
-    ORDER BY ${orderBy(sql, spec, order)}
+    ORDER BY ${orderBy(sql, spec, order, query)}
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page.at(-1);

@@ -12,7 +12,7 @@ import {
 
 /** `/v1/markup-groups`: CRUD of the organisation's markup groups. */
 export function markupGroupRoutes(
-  { sql }: ServiceDeps<Config>,
+  { sql, config }: ServiceDeps<Config>,
 ): Handlers<typeof markupGroupOperations> {
   return {
     createMarkupGroup: async ({ body, organizationId }) => ({
@@ -20,8 +20,8 @@ export function markupGroupRoutes(
       data: await createMarkupGroup(sql, organizationId, body),
       message: "Markup group created",
     }),
-    listMarkupGroups: async ({ organizationId }) => ({
-      data: await listMarkupGroups(sql, organizationId),
+    listMarkupGroups: async ({ query, organizationId }) => ({
+      data: await listMarkupGroups(sql, organizationId, query, config.PAGE_SIZE_MAX),
     }),
     getMarkupGroup: async ({ params, organizationId }) => ({
       data: await findMarkupGroup(sql, organizationId, params.markupGroupId),

@@ -16,12 +16,13 @@ export function quoteRoutes(
   { sql, config }: ServiceDeps<Config>,
 ): Handlers<typeof quoteOperations> {
   return {
+    // Quotes are JSON text built by PostgreSQL and sent as it is (no parse, no stringify), so a
+    // quote reads the same in every answer.
     createQuote: async ({ body, organizationId, costs }) => ({
       status: 201,
-      data: await createQuote(sql, organizationId, body, costs),
+      data: jsonText(await createQuote(sql, organizationId, body, costs)),
       message: "Quote created",
     }),
-    // Quotes are read as JSON text built by PostgreSQL and sent as it is (no parse, no stringify).
     listQuotes: async ({ query, organizationId, costs }) => ({
       data: jsonText(
         await listQuotesJson(sql, organizationId, query, config.PAGE_SIZE_MAX, costs),
@@ -34,16 +35,16 @@ export function quoteRoutes(
       data: jsonText(await findQuoteJson(sql, organizationId, params.quoteId, costs)),
     }),
     updateQuote: async ({ params, body, organizationId, costs }) => ({
-      data: await updateQuote(sql, organizationId, params.quoteId, body, costs),
+      data: jsonText(await updateQuote(sql, organizationId, params.quoteId, body, costs)),
       message: "Quote updated",
     }),
     deleteQuote: async ({ params, organizationId }) => {
       await deleteQuote(sql, organizationId, params.quoteId);
       return { data: { id: params.quoteId }, message: "Quote deleted" };
     },
-    setQuoteStatus: async ({ params, body, organizationId, costs }) => {
-      const quote = await setQuoteStatus(sql, organizationId, params.quoteId, body, costs);
-      return { data: quote, message: `Quote is ${quote.status}` };
-    },
+    setQuoteStatus: async ({ params, body, organizationId, costs }) => ({
+      data: jsonText(await setQuoteStatus(sql, organizationId, params.quoteId, body, costs)),
+      message: `Quote is ${body.status}`,
+    }),
   };
 }

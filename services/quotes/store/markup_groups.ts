@@ -1,11 +1,17 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
-import type {
-  CreateMarkupGroupBody,
-  DecorationMethod,
-  MarkupGroup,
-  MarkupLane,
-  UpdateMarkupGroupBody,
+import {
+  type CreateMarkupGroupBody,
+  DECORATION_METHODS,
+  type DecorationMethod,
+  ListMarkupGroupsQuery,
+  MARKUP_GROUP_SORT_FIELDS,
+  MARKUP_LANES,
+  type MarkupGroup,
+  type MarkupLane,
+  type UpdateMarkupGroupBody,
 } from "@printshop/shared/contracts/quotes";
+import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -166,14 +172,37 @@ async function unsetDefault(
   }
 }
 
+/** The markup-group list's fields: what `filters` may name, and what `sortField` orders on. */
+export const MARKUP_GROUP_FIELDS = fieldTable({
+  name: { type: "text" },
+  lane: { type: "enum", values: MARKUP_LANES },
+  decorationMethod: { type: "enum", values: DECORATION_METHODS, nullable: true },
+  isDefault: { type: "boolean" },
+  appliesToSetupCost: { type: "boolean" },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+}) satisfies FieldTable<typeof MARKUP_GROUP_SORT_FIELDS[number]>;
+
+const MARKUP_GROUP_LIST = listSpec(ListMarkupGroupsQuery, {
+  from: "markup_groups",
+  select: MARKUP_GROUP_COLUMNS,
+  fields: MARKUP_GROUP_FIELDS,
+  order: { field: "createdAt", direction: "asc" },
+});
+
+/** One page of the organisation's markup groups; oldest first unless a sort is asked for. */
 export async function listMarkupGroups(
   sql: Queryable,
   organizationId: string,
-): Promise<MarkupGroup[]> {
-  const rows = await sql<MarkupGroupRow[]>`
-    SELECT ${sql.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
-    WHERE organization_id = ${organizationId} ORDER BY created_at, id`;
-  return rows.map(toMarkupGroup);
+  query: ListMarkupGroupsQuery,
+  pageSizeMax: number,
+): Promise<{ items: MarkupGroup[]; totalCount: number }> {
+  return await offsetPage(
+    sql,
+    MARKUP_GROUP_LIST,
+    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
+    (rows: MarkupGroupRow[]) => rows.map(toMarkupGroup),
+  );
 }
 
 export async function findMarkupGroup(

@@ -18,7 +18,9 @@
  * - uuid: `"…"` (hex and dashes need no escaping)
  * - text: to_json(text), which escapes quotes, backslashes and control characters
  * - enum: `"…"` as stored; only for columns whose CHECK constraint allows plain words alone
- * - number: the numeric or integer as written by PostgreSQL (`7.7000` parses to 7.7); a numeric
+ * - number: an integer as written by PostgreSQL
+ * - decimal: a numeric without the trailing zeros of its column's scale (`7.7000` → `7.7`,
+ *   `10.00` → `10`), so a quote reads exactly as the answers written in JavaScript do; a numeric
  *   `NaN` would not be JSON, but the API never stores one (its bodies take finite numbers)
  * - boolean: `true` / `false`
  * - timestamp: `"YYYY-MM-DDTHH:MI:SS.mmmZ"` in UTC, as `toISOString()` gives it; to_char's MS
@@ -32,7 +34,16 @@
  * correlated subquery per group or line (3,800 index scans for a 200-quote page instead of 800).
  */
 
-type Kind = "uuid" | "text" | "enum" | "number" | "boolean" | "timestamp" | "date" | "array";
+type Kind =
+  | "uuid"
+  | "text"
+  | "enum"
+  | "number"
+  | "decimal"
+  | "boolean"
+  | "timestamp"
+  | "date"
+  | "array";
 
 /** One key of a JSON object: its name, the SQL giving its value, and how to render it. */
 interface Field {
@@ -59,11 +70,11 @@ const VARIANT_FIELDS: Field[] = [
   field("size", "v.size", "text", NULLABLE),
   field("colour", "v.colour", "text", NULLABLE),
   field("quantity", "v.quantity", "number"),
-  field("unitPriceExGst", "v.unit_price_ex_gst", "number"),
-  field("buyPrice", "v.buy_price", "number", COST),
-  field("extraCost", "v.extra_cost", "number", COST),
+  field("unitPriceExGst", "v.unit_price_ex_gst", "decimal"),
+  field("buyPrice", "v.buy_price", "decimal", COST),
+  field("extraCost", "v.extra_cost", "decimal", COST),
   field("markupType", "v.markup_type", "enum", NULLABLE),
-  field("markupValue", "v.markup_value", "number", NULLABLE),
+  field("markupValue", "v.markup_value", "decimal", NULLABLE),
   field("markupSource", "v.markup_source", "enum"),
   field("markupGroupId", "v.markup_group_id", "uuid", NULLABLE),
   field("isCustomLine", "v.is_custom_line", "boolean"),
@@ -83,11 +94,11 @@ const LINE_FIELDS = (variants: string): Field[] => [
   field("title", "l.title", "text", NULLABLE),
   field("description", "l.description", "text", NULLABLE),
   field("quantity", "l.quantity", "number"),
-  field("unitPriceExGst", "l.unit_price_ex_gst", "number"),
+  field("unitPriceExGst", "l.unit_price_ex_gst", "decimal"),
   field("valueType", "l.value_type", "enum", NULLABLE),
-  field("percentage", "l.percentage", "number", NULLABLE),
+  field("percentage", "l.percentage", "decimal", NULLABLE),
   field("discountValueType", "l.discount_value_type", "enum", NULLABLE),
-  field("discountPercentage", "l.discount_percentage", "number", NULLABLE),
+  field("discountPercentage", "l.discount_percentage", "decimal", NULLABLE),
   field("customImageUrl", "l.custom_image_url", "text", NULLABLE),
   field("sortOrder", "l.sort_order", "number"),
   field("createdAt", "l.created_at", "timestamp"),
@@ -109,26 +120,26 @@ const DECORATION_FIELDS: Field[] = [
   field("method", "d.method", "text", NULLABLE),
   field("position", "d.position", "text", NULLABLE),
   field("quantity", "d.quantity", "number"),
-  field("setupCost", "d.setup_cost", "number", COST),
-  field("unitCost", "d.unit_cost", "number", COST),
-  field("baseUnitCost", "d.base_unit_cost", "number"),
-  field("baseSetupCost", "d.base_setup_cost", "number"),
+  field("setupCost", "d.setup_cost", "decimal", COST),
+  field("unitCost", "d.unit_cost", "decimal", COST),
+  field("baseUnitCost", "d.base_unit_cost", "decimal"),
+  field("baseSetupCost", "d.base_setup_cost", "decimal"),
   field("includeSetupCost", "d.include_setup_cost", "boolean"),
   field("markupType", "d.markup_type", "enum", NULLABLE),
-  field("markupValue", "d.markup_value", "number", NULLABLE),
+  field("markupValue", "d.markup_value", "decimal", NULLABLE),
   field("markupSource", "d.markup_source", "enum"),
   field("markupGroupId", "d.markup_group_id", "uuid", NULLABLE),
   field("setupMarkupType", "d.setup_markup_type", "enum", NULLABLE),
-  field("setupMarkupValue", "d.setup_markup_value", "number", NULLABLE),
+  field("setupMarkupValue", "d.setup_markup_value", "decimal", NULLABLE),
   field("setupMarkupSource", "d.setup_markup_source", "enum"),
   field("setupMarkupGroupId", "d.setup_markup_group_id", "uuid", NULLABLE),
   field("rollUp", "d.roll_up", "boolean"),
   field("rollUpSetup", "d.roll_up_setup", "boolean"),
   field("showOnDocuments", "d.show_on_documents", "boolean"),
   field("description", "d.description", "text", NULLABLE),
-  field("widthCm", "d.width_cm", "number", NULLABLE),
-  field("lengthCm", "d.length_cm", "number", NULLABLE),
-  field("necklineDropCm", "d.neckline_drop_cm", "number", NULLABLE),
+  field("widthCm", "d.width_cm", "decimal", NULLABLE),
+  field("lengthCm", "d.length_cm", "decimal", NULLABLE),
+  field("necklineDropCm", "d.neckline_drop_cm", "decimal", NULLABLE),
   field("screenCount", "d.screen_count", "number", NULLABLE),
   field("screenMeshGrade", "d.screen_mesh_grade", "text", NULLABLE),
   field("colourCount", "d.colour_count", "number", NULLABLE),
@@ -159,9 +170,9 @@ const GROUP_FIELDS = (lines: string, totalQuantity: string, decorations: string)
 const QUOTE_FIELDS = (groups: string): Field[] => [
   field("id", "q.id", "uuid"),
   field("status", "q.status", "enum"),
-  field("subtotalExGst", "q.subtotal_ex_gst", "number"),
-  field("gstAmount", "q.gst_amount", "number"),
-  field("totalIncGst", "q.total_inc_gst", "number"),
+  field("subtotalExGst", "q.subtotal_ex_gst", "decimal"),
+  field("gstAmount", "q.gst_amount", "decimal"),
+  field("totalIncGst", "q.total_inc_gst", "decimal"),
   field("createdAt", "q.created_at", "timestamp"),
   field("updatedAt", "q.updated_at", "timestamp"),
   field("groups", groups, "array"),
@@ -178,7 +189,7 @@ const QUOTE_FIELDS = (groups: string): Field[] => [
   field("notes", "q.notes", "text", NULLABLE),
   field("taxRateId", "q.tax_rate_id", "uuid", NULLABLE),
   field("taxName", "q.tax_name", "text"),
-  field("taxRatePct", "q.tax_rate_pct", "number"),
+  field("taxRatePct", "q.tax_rate_pct", "decimal"),
   field("mockId", "q.mock_id", "uuid", NULLABLE),
   field("jobId", "q.job_id", "text", NULLABLE),
   field("jobRef", "q.job_ref", "text", NULLABLE),
@@ -206,6 +217,8 @@ function rendered(f: Field): { sql: string; quoted: boolean } {
     case "text":
     case "date":
       return { sql: `to_json(${f.sql})::text`, quoted: false };
+    case "decimal":
+      return { sql: `trim_scale(${f.sql})::text`, quoted: false };
     case "number":
     case "boolean":
       return { sql: `${f.sql}::text`, quoted: false };

@@ -77,7 +77,8 @@ async function taxRateFor(
 /**
  * The quotes with these ids, in this order, each as JSON text built whole by PostgreSQL in one
  * statement (quote_json.ts); ids not of this organisation (or gone) are left out. The one read of
- * quotes: GET and the list send the texts as they are; write answers and events parse them.
+ * quotes: GET, the list and the answers to writes send the texts as they are (so a quote reads the
+ * same whichever answered it); events parse them.
  */
 async function quotesJson(
   sql: Queryable,
@@ -123,12 +124,13 @@ async function eventPayload(
   return (await readQuote(tx, organizationId, quoteId, true))!;
 }
 
+/** Creates a draft quote; answers it as JSON text, as the caller may see it. */
 export async function createQuote(
   sql: Sql,
   organizationId: string,
   input: CreateQuoteBody,
   costs: boolean,
-): Promise<Quote> {
+): Promise<string> {
   return await sql.begin(async (tx) => {
     const rate = await taxRateFor(tx, organizationId, input.taxRateId);
     const number = await nextQuoteNumber(tx, organizationId);
@@ -149,7 +151,7 @@ export async function createQuote(
         ${input.jobRef ?? null}, ${input.invoiceId ?? null}, ${input.invoiceStatus ?? null},
         ${rate.id}, ${rate.name}, ${rate.ratePct}
       )`;
-    const quote = (await readQuote(tx, organizationId, id, costs))!;
+    const quote = (await readQuoteJson(tx, organizationId, id, costs))!;
     await writeEvent(tx, {
       organizationId,
       type: "quote.created",
@@ -190,6 +192,7 @@ async function lockQuote(
 /**
  * Changes a quote's own fields. These are references and dates an integrator keeps in step at
  * any status; a new tax rate is the exception: it changes the totals, so only a draft takes it.
+ * Answers the quote as JSON text, as the caller may see it.
  */
 export async function updateQuote(
   sql: Sql,
@@ -197,7 +200,7 @@ export async function updateQuote(
   quoteId: string,
   input: UpdateQuoteBody,
   costs: boolean,
-): Promise<Quote> {
+): Promise<string> {
   return await sql.begin(async (tx) => {
     const locked = await lockQuote(tx, organizationId, quoteId);
     const changes = changedColumns(input, ["taxRateId"]);
@@ -226,7 +229,7 @@ export async function updateQuote(
         taxRatePct,
       });
     }
-    const quote = (await readQuote(tx, organizationId, quoteId, costs))!;
+    const quote = (await readQuoteJson(tx, organizationId, quoteId, costs))!;
     await writeEvent(tx, {
       organizationId,
       type: "quote.updated",
@@ -260,7 +263,7 @@ export async function deleteQuote(
 /**
  * Moves a quote to another status. An illegal move is 409 conflict naming the allowed ones;
  * moving to `sent` stamps sentAt (and sentToEmail when given); reopening re-bands every `group`
- * row and recomputes the totals.
+ * row and recomputes the totals. Answers the quote as JSON text, as the caller may see it.
  */
 export async function setQuoteStatus(
   sql: Sql,
@@ -268,7 +271,7 @@ export async function setQuoteStatus(
   quoteId: string,
   input: { status: QuoteStatus; sentToEmail?: string | undefined },
   costs: boolean,
-): Promise<Quote> {
+): Promise<string> {
   return await sql.begin(async (tx) => {
     const locked = await lockQuote(tx, organizationId, quoteId);
     const from = locked.status;
@@ -294,7 +297,7 @@ export async function setQuoteStatus(
         taxRatePct: locked.tax_rate_pct,
       }, { all: true });
     }
-    const quote = (await readQuote(tx, organizationId, quoteId, costs))!;
+    const quote = (await readQuoteJson(tx, organizationId, quoteId, costs))!;
     await writeEvent(tx, {
       organizationId,
       type: "quote.status_changed",

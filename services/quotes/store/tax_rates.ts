@@ -1,5 +1,12 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
-import type { CreateTaxRateBody, TaxRate } from "@printshop/shared/contracts/quotes";
+import {
+  type CreateTaxRateBody,
+  ListTaxRatesQuery,
+  TAX_RATE_SORT_FIELDS,
+  type TaxRate,
+} from "@printshop/shared/contracts/quotes";
+import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 
@@ -116,13 +123,37 @@ export async function findTaxRate(
 }
 
 /** The organisation's tax rates, the default first, then by creation; GST 10 % if none yet. */
-export async function listTaxRates(sql: Sql, organizationId: string): Promise<TaxRate[]> {
+/** The tax-rate list's fields: what `filters` may name, and what `sortField` orders on. */
+export const TAX_RATE_FIELDS = fieldTable({
+  name: { type: "text" },
+  ratePct: { type: "number" },
+  isDefault: { type: "boolean" },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+}) satisfies FieldTable<typeof TAX_RATE_SORT_FIELDS[number]>;
+
+const TAX_RATE_LIST = listSpec(ListTaxRatesQuery, {
+  from: "tax_rates",
+  select: TAX_RATE_COLUMNS,
+  fields: TAX_RATE_FIELDS,
+  first: "is_default DESC",
+  order: { field: "createdAt", direction: "asc" },
+});
+
+/** One page of the organisation's tax rates, the default first unless a sort is asked for. */
+export async function listTaxRates(
+  sql: Sql,
+  organizationId: string,
+  query: ListTaxRatesQuery,
+  pageSizeMax: number,
+): Promise<{ items: TaxRate[]; totalCount: number }> {
   await ensureDefaultTaxRate(sql, organizationId);
-  const rows = await sql<TaxRateRow[]>`
-    SELECT ${sql.unsafe(TAX_RATE_COLUMNS)} FROM tax_rates
-    WHERE organization_id = ${organizationId}
-    ORDER BY is_default DESC, created_at, id`;
-  return rows.map(toTaxRate);
+  return await offsetPage(
+    sql,
+    TAX_RATE_LIST,
+    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
+    (rows: TaxRateRow[]) => rows.map(toTaxRate),
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Markup groups: bands of markups by quantity (garment, decoration) or by setup cost (setup). */
 import { z } from "zod";
-import { DateTime, Deleted, Text, Uuid, writeBodies } from "../common.ts";
+import { DateTime, Deleted, page, Text, Uuid, writeBodies } from "../common.ts";
+import { offsetListQuery } from "../lists.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Amount, DecorationMethod, Flag, MarkupLane, MarkupType, MarkupValue } from "./values.ts";
@@ -47,6 +48,14 @@ export const { create: CreateMarkupGroupBody, update: UpdateMarkupGroupBody } = 
 export type CreateMarkupGroupBody = z.infer<typeof CreateMarkupGroupBody>;
 export type UpdateMarkupGroupBody = z.infer<typeof UpdateMarkupGroupBody>;
 
+export const MARKUP_GROUP_SORT_FIELDS = ["createdAt", "name", "lane"] as const;
+
+export const ListMarkupGroupsQuery = offsetListQuery({
+  sortFields: MARKUP_GROUP_SORT_FIELDS,
+  named: { lane: MarkupLane.optional() },
+});
+export type ListMarkupGroupsQuery = z.infer<typeof ListMarkupGroupsQuery>;
+
 export const markupGroupEvents = defineEvents("quotes", "quotes.read", {
   "markup_group.created": { summary: "A markup group was created", data: MarkupGroup },
   "markup_group.updated": { summary: "A markup group or its bands changed", data: MarkupGroup },
@@ -68,8 +77,9 @@ export const markupGroupOperations = operations("Markup groups", {
     method: "GET",
     path: "/v1/markup-groups",
     scope: "quotes.read",
-    summary: "List the organisation's markup groups",
-    responses: { 200: z.array(MarkupGroup) },
+    summary: "List the organisation's markup groups, oldest first unless sorted otherwise",
+    query: ListMarkupGroupsQuery,
+    responses: { 200: page(MarkupGroup) },
   },
   getMarkupGroup: {
     method: "GET",

@@ -1,6 +1,7 @@
 /** Tax rates: what a quote's GST (or VAT, …) is computed with; one is the default. */
 import { z } from "zod";
-import { DateTime, Text, Uuid } from "../common.ts";
+import { DateTime, page, Text, Uuid } from "../common.ts";
+import { offsetListQuery } from "../lists.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Amount, Flag } from "./values.ts";
@@ -22,6 +23,11 @@ export const CreateTaxRateBody = z.strictObject({
 }).meta({ id: "CreateTaxRateBody" });
 export type CreateTaxRateBody = z.infer<typeof CreateTaxRateBody>;
 
+export const TAX_RATE_SORT_FIELDS = ["createdAt", "name", "ratePct"] as const;
+
+export const ListTaxRatesQuery = offsetListQuery({ sortFields: TAX_RATE_SORT_FIELDS });
+export type ListTaxRatesQuery = z.infer<typeof ListTaxRatesQuery>;
+
 export const taxRateEvents = defineEvents("quotes", "quotes.read", {
   "tax_rate.created": { summary: "A tax rate was created", data: TaxRate },
   "tax_rate.updated": {
@@ -35,8 +41,10 @@ export const taxRateOperations = operations("Tax rates", {
     method: "GET",
     path: "/v1/tax-rates",
     scope: "quotes.read",
-    summary: "List tax rates; the organisation's default is GST 10 % until changed",
-    responses: { 200: z.array(TaxRate) },
+    summary:
+      "List tax rates, the default first unless sorted otherwise; GST 10 % until another is made the default",
+    query: ListTaxRatesQuery,
+    responses: { 200: page(TaxRate) },
     // The first read of an organisation without a default creates GST 10 %.
     events: ["tax_rate.created"],
   },
