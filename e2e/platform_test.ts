@@ -114,6 +114,12 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
     });
     await expectError(bearer, 401, "unauthenticated");
     assert(bearer.headers.get("www-authenticate")?.includes("X-API-Key"));
+    const otherScheme = await stack.call(null, "GET", "/v1/quotes", undefined, {
+      authorization: `ApiKey ${shopA.apiKey}`,
+    });
+    const told = await expectError(otherScheme, 401, "unauthenticated");
+    assert.match(told.message, /not "ApiKey …".*X-API-Key/);
+    assert(!told.message.includes(shopA.apiKey), "the key is never echoed");
     const temp = await stack.admin<{ data: { id: string; apiKey: string } }>(
       "POST",
       `/admin/organizations/${shopA.organizationId}/api-keys`,
@@ -157,13 +163,18 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
     assertEquals((await stack.call(reader.apiKey, "GET", "/v1/quotes")).status, 200);
   });
 
-  await t.step("unknown endpoints and methods are 404 route_not_found", async () => {
+  await t.step("unknown endpoints are 404 route_not_found; a known path's other methods 405", async () => {
     await expectError(
       await stack.call(shopA.apiKey, "GET", "/v1/nothing-here"),
       404,
       "route_not_found",
     );
-    await expectError(await stack.call(shopA.apiKey, "PUT", "/v1/quotes"), 404, "route_not_found");
+    const put = await stack.call(shopA.apiKey, "PUT", "/v1/quotes");
+    assertEquals(put.headers.get("allow"), "POST, GET");
+    await expectError(put, 405, "method_not_allowed");
+    const quote = await stack.call(shopA.apiKey, "PUT", `/v1/quotes/${crypto.randomUUID()}`);
+    assertEquals(quote.headers.get("allow"), "GET, PATCH, DELETE");
+    assert.match((await expectError(quote, 405, "method_not_allowed")).message, /takes GET, PATCH/);
     await expectError(await stack.call(null, "GET", "/elsewhere"), 404, "route_not_found");
   });
 

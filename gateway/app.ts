@@ -106,9 +106,22 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       );
     }
     // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
-    const match = table.match(c.req.method, new URL(c.req.url).pathname);
+    const path = new URL(c.req.url).pathname;
+    const match = table.match(c.req.method, path);
     if (!match) {
-      throw new ApiError("route_not_found", `No endpoint ${c.req.method} ${c.req.path}`);
+      const methods = table.methodsAt(path);
+      if (methods.length > 0) {
+        throw new ApiError(
+          "method_not_allowed",
+          `${c.req.method} is not an operation of ${c.req.path}; it takes ${methods.join(", ")}`,
+          undefined,
+          { Allow: methods.join(", ") },
+        );
+      }
+      throw new ApiError(
+        "route_not_found",
+        `No endpoint ${c.req.method} ${c.req.path}; the operations are listed at /docs`,
+      );
     }
     const { route } = match;
     if (route.scope && !principal.scopes.includes(route.scope)) {

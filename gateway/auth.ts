@@ -77,9 +77,16 @@ export class Authenticator {
 
   async #tenant(headers: Headers): Promise<{ principal: Principal; expiresAt: number }> {
     const apiKey = headers.get("x-api-key");
-    if (headers.get("authorization") !== null) {
+    const authorization = headers.get("authorization");
+    if (authorization !== null) {
+      // Named by its scheme only: the credential itself is never echoed.
+      const scheme = authorization.trim().split(/\s+/)[0] ?? "";
       throw unauthenticated(
-        "A tenant API key must be sent in the X-API-Key header, not as an Authorization bearer token",
+        /^bearer$/i.test(scheme)
+          ? "A tenant API key must be sent in the X-API-Key header, not as an Authorization bearer token"
+          : `The Authorization header takes only a partner's bearer token${
+            /^[A-Za-z][\w-]{0,30}$/.test(scheme) ? ` (not "${scheme} …")` : ""
+          }; send a tenant API key in the X-API-Key header`,
       );
     }
     if (!apiKey) throw unauthenticated("Missing credential: send your API key in X-API-Key");

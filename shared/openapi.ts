@@ -127,6 +127,10 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; title: string }> = {
   401: { name: "Unauthorized", title: "The credential is missing, malformed or revoked" },
   403: { name: "Forbidden", title: "The credential may not do this" },
   404: { name: "NotFound", title: "No such endpoint or resource" },
+  405: {
+    name: "MethodNotAllowed",
+    title: "The path exists, but not with this method; `Allow` lists the methods it takes",
+  },
   409: { name: "Conflict", title: "Conflicts with the resource's state or an idempotent request" },
   413: { name: "PayloadTooLarge", title: "The request body is over the size limit" },
   429: { name: "TooManyRequests", title: "The credential's rate limit is exhausted" },
@@ -137,6 +141,9 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; title: string }> = {
 const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, OpenApiHeader>>> = {
   401: {
     "WWW-Authenticate": { description: "The expected credential.", schema: { type: "string" } },
+  },
+  405: {
+    Allow: { description: "The methods the path takes.", schema: { type: "string" } },
   },
   409: {
     "Retry-After": {

@@ -55,6 +55,15 @@ export class RouteTable {
     this.#compiled = routes.map((route) => ({ route, segments: route.path.split("/") }));
   }
 
+  /** The methods some operation takes at this concrete path (for a 405's `Allow`). */
+  methodsAt(path: string): HttpMethod[] {
+    const methods = new Set<HttpMethod>();
+    for (const { route } of this.#compiled) {
+      if (!methods.has(route.method) && this.match(route.method, path)) methods.add(route.method);
+    }
+    return [...methods];
+  }
+
   match(method: string, path: string): RouteMatch | null {
     const parts = path.split("/");
     let best: { match: RouteMatch; literals: number } | null = null;

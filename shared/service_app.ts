@@ -16,7 +16,7 @@ import type {
   StatusOf,
   SuccessStatus,
 } from "./contracts/operation.ts";
-import { insufficientScope } from "./http/errors.ts";
+import { ApiError, insufficientScope } from "./http/errors.ts";
 import { envelopeText } from "./http/envelope.ts";
 import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
@@ -106,18 +106,26 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
     },
   });
   const checks = options.contractChecks ?? CONTRACT_CHECKS;
-  for (const operation of Object.values(contract.operations)) {
+  const all: readonly Operation[] = Object.values(contract.operations);
+  for (const operation of all) {
+    const hint = searchHint(operation, all);
     const handler = handlers[operation.operationId as keyof Ops] as unknown as Handler<Operation>;
     app.on(operation.method, toHonoPath(operation.path), async (c) => {
       const auth = c.get("auth");
       if (operation.scope !== null && !auth.scopes.includes(operation.scope)) {
         throw insufficientScope(operation.scope);
       }
-      const input = parseOperationInput(operation, {
-        params: c.req.param() as Record<string, string>,
-        query: new URL(c.req.url).searchParams,
-        body: await c.req.text(),
-      });
+      const params = c.req.param() as Record<string, string>;
+      let input: ReturnType<typeof parseOperationInput<Operation>>;
+      try {
+        input = parseOperationInput(operation, {
+          params,
+          query: new URL(c.req.url).searchParams,
+          body: await c.req.text(),
+        });
+      } catch (error) {
+        throw hint ? withSearchHint(error, hint, params) : error;
+      }
       assertMayWriteCosts(auth.scopes, input.body);
       const call = (): ReturnType<Handler<Operation>> =>
         handler({
@@ -138,6 +146,42 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
     });
   }
   return app;
+}
+
+/** A list to suggest when an operation's last path id is not a UUID (a reference given instead). */
+interface SearchHint {
+  param: string;
+  /** The list's path, e.g. `/v1/quotes`. */
+  list: string;
+}
+
+/**
+ * For `/v1/quotes/{quoteId}`: the list at `/v1/quotes` when the contract declares one whose query
+ * takes `search`, so a caller who sent a reference (`Q-00001`) where the id goes can be told how
+ * to find it.
+ */
+function searchHint(operation: Operation, all: readonly Operation[]): SearchHint | null {
+  const match = operation.path.match(/^(.*)\/\{(\w+)\}$/);
+  if (!match) return null;
+  const [, list, param] = match as unknown as [string, string, string];
+  const searchable = all.some((o) =>
+    o.method === "GET" && o.path === list && o.query !== undefined && "search" in o.query.shape
+  );
+  return searchable ? { param, list } : null;
+}
+
+function withSearchHint(error: unknown, hint: SearchHint, params: Record<string, string>): unknown {
+  const value = params[hint.param] ?? "";
+  if (!(error instanceof ApiError) || error.details?.[0]?.path !== hint.param || value === "") {
+    return error;
+  }
+  const shown = value.length > 60 ? `${value.slice(0, 60)}…` : value;
+  return new ApiError(
+    error.code,
+    `${error.message}; to find one by a reference or name such as "${shown}", use GET ${hint.list}` +
+      `?search=${encodeURIComponent(value.slice(0, 200))}`,
+    error.details,
+  );
 }
 
 /** Writes the success envelope; with contract checks on, `data` must match its schema. */

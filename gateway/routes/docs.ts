@@ -5,7 +5,7 @@ import { gzipSync } from "node:zlib";
 // The package's own locator for its files; importing it also keeps swagger-ui-dist in the module
 // graph, so Deno installs it even when nothing else imports it.
 import swaggerUiDistPath from "swagger-ui-dist/absolute-path.js";
-import { errorBody } from "@printshop/shared/http";
+import { envelope, errorBody } from "@printshop/shared/http";
 import { buildOpenApiDocument } from "@printshop/shared/openapi";
 import { asyncApiDocument } from "@printshop/shared/events/asyncapi";
 
@@ -199,6 +199,21 @@ export function docsRoutes(): Hono {
   const files = loadAssets();
   const page = pageAsset(files);
   const app = new Hono();
+
+  // Where someone who types the gateway's address in lands: where everything is.
+  app.get("/", (c) =>
+    c.json(
+      envelope(
+        {
+          docs: "/docs",
+          openapi: "/openapi.json",
+          asyncapi: "/asyncapi.json",
+          health: "/healthz",
+          api: "/v1",
+        },
+        "Print Shop API: the reference is at /docs; every operation is under /v1 with an X-API-Key",
+      ),
+    ));
 
   app.get("/openapi.json", (c) => {
     return send(openApiAsset(), c.req.raw.headers, { "Cache-Control": REVALIDATE });

@@ -102,3 +102,13 @@ Deno.test("docsRoutes() gzips the bundle for clients that accept it", async () =
   assert.equal(refused.headers.get("content-encoding"), null);
   await refused.body?.cancel();
 });
+
+Deno.test("docsRoutes() answers GET / with where the reference, documents and health are", async () => {
+  const res = await docsRoutes().request("/");
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.status, true);
+  assert.equal(body.data.docs, "/docs");
+  assert.equal(body.data.openapi, "/openapi.json");
+  assert.match(body.message, /\/docs/);
+});

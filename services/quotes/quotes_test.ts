@@ -365,3 +365,24 @@ Deno.test("a quote reads the same, byte for byte, whichever operation answered i
   const again = await dataText(await h.request("GET", `/v1/quotes/${id}`, { organizationId: org }));
   assertEquals(again, patched);
 });
+
+Deno.test("a quote reference where the id goes is told how to search for it", async () => {
+  await using h = await harness();
+  const res = await h.request("GET", "/v1/quotes/Q-00001");
+  assertEquals(res.status, 400);
+  const body = await json(res);
+  assertEquals(body.details, [{ path: "quoteId", message: "Must be a UUID" }]);
+  assert.match(body.message, /"quoteId" must be a UUID; .*GET \/v1\/quotes\?search=Q-00001/);
+});
+
+Deno.test("an illegal status move names the moves the quote can make", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const quote = await createQuote(h, {}, org);
+  const res = await h.request("POST", `/v1/quotes/${quote.id}/status`, {
+    organizationId: org,
+    body: { status: "approved" },
+  });
+  assertEquals(res.status, 409);
+  assert.match((await json(res)).message, /cannot move from draft to approved; .* to sent$/);
+});

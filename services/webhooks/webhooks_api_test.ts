@@ -209,6 +209,7 @@ Deno.test("POST /v1/webhooks refuses loopback, private and metadata targets unle
       const detail = res.body.details?.find((d) => d.path === "url")?.message ?? "";
       assert(detail.includes(` ${reason} address`), `reason "${reason}" in: ${detail}`);
       assert.match(detail, /only be sent to public addresses/);
+      assert.match(detail, /WEBHOOK_ALLOW_PRIVATE_TARGETS=true/, "it names how to allow them");
     });
   }
   assertEquals(await count(h, "subscriptions"), 0);

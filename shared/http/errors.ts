@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   organization_not_allowed: 403,
   not_found: 404,
   route_not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   idempotency_key_reused: 409,
   idempotency_request_in_flight: 409,

@@ -2,15 +2,28 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { ApiError, type ErrorDetail, invalid } from "./errors.ts";
 import { isUuid } from "../ids.ts";
+import { closestName, fieldsAt } from "./suggest.ts";
 
-/** Turns zod issues into the `details` of a 400, one entry per offending path. */
-export function issuesToDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
+/**
+ * Turns zod issues into the `details` of a 400, one entry per offending path. Given the schema, an
+ * unknown field that looks like a mistyped known one says which: `Unknown field "colr"; did you
+ * mean "colour"?`.
+ */
+export function issuesToDetails(
+  issues: readonly z.core.$ZodIssue[],
+  schema?: z.ZodType,
+): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
+      const known = schema ? fieldsAt(schema, issue.path) : [];
       for (const key of issue.keys) {
-        details.push({ path: base ? `${base}.${key}` : key, message: `Unknown field "${key}"` });
+        const meant = closestName(key, known);
+        details.push({
+          path: base ? `${base}.${key}` : key,
+          message: `Unknown field "${key}"${meant ? `; did you mean "${meant}"?` : ""}`,
+        });
       }
     } else {
       details.push({ path: base, message: issue.message });
@@ -81,7 +94,7 @@ export function parseWith<S extends z.ZodType>(
   }
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw invalid(where, issuesToDetails(result.error.issues));
+    throw invalid(where, issuesToDetails(result.error.issues, schema));
   }
   return result.data;
 }

@@ -111,7 +111,9 @@ Deno.test("readQuery() refuses unknown and repeated parameters", async (t) => {
     const { status, body } = await get("/things?limit=5&limt=5");
     assert.equal(status, 400);
     assert.equal(body.error, "validation_error");
-    assert.deepEqual(body.details, [{ path: "limt", message: 'Unknown field "limt"' }]);
+    assert.deepEqual(body.details, [
+      { path: "limt", message: 'Unknown field "limt"; did you mean "limit"?' },
+    ]);
     assert.match(body.message, /^Invalid query: "limt"/);
   });
 
@@ -180,4 +182,19 @@ Deno.test("readBody() answers input nested however deep with a 400, never a 500"
   const deepNul = '{"a":'.repeat(50_000) + '"\\u0000"' + "}".repeat(50_000);
   const { body } = await post(deepNul);
   assert.equal(body.details?.[0]?.path, Array(50_000).fill("a").join("."));
+});
+
+Deno.test("readBody() suggests the field a mistyped one most likely meant, at any depth", async () => {
+  const typo = await post(JSON.stringify({ nmae: "x", address: { cty: "Leeds" } }));
+  assert.deepEqual(typo.body.details?.sort((a, b) => a.path.localeCompare(b.path)), [
+    { path: "address.city", message: "Invalid input: expected string, received undefined" },
+    { path: "address.cty", message: 'Unknown field "cty"; did you mean "city"?' },
+    { path: "nmae", message: 'Unknown field "nmae"; did you mean "name"?' },
+  ]);
+  const far = await post(JSON.stringify({ colour: "red" }));
+  assert.deepEqual(far.body.details, [{ path: "colour", message: 'Unknown field "colour"' }]);
+  const inArray = await post(JSON.stringify({ lines: [{ quantity: 1, quantty: 2 }] }));
+  assert.deepEqual(inArray.body.details, [
+    { path: "lines.0.quantty", message: 'Unknown field "quantty"; did you mean "quantity"?' },
+  ]);
 });

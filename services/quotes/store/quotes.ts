@@ -20,7 +20,7 @@ import {
 import type { QuoteRow } from "./rows.ts";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
-import { canMove, isEditable, isReopen } from "../domain/status.ts";
+import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
@@ -277,7 +277,11 @@ export async function setQuoteStatus(
     const from = locked.status;
     const to = input.status;
     if (!canMove(from, to)) {
-      throw conflict(`Quote "${quoteId}" cannot move from ${from} to ${to}`);
+      throw conflict(
+        `Quote "${quoteId}" cannot move from ${from} to ${to}; from ${from} it can move to ${
+          TRANSITIONS[from].join(" or ")
+        }`,
+      );
     }
     if (input.sentToEmail !== undefined && to !== "sent") {
       throw new ApiError("validation_error", "sentToEmail is only given when moving to sent", [

@@ -314,7 +314,8 @@ export async function checkTargetUrl(url: string, allowPrivate: boolean): Promis
       return `Webhook URL host "${host}" resolves to ${
         article(error.category)
       } ${error.category} ` +
-        `address (${error.address}); webhooks can only be sent to public addresses`;
+        `address (${error.address}); webhooks can only be sent to public addresses (an ` +
+        "operator can allow private ones, for development, with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)";
     }
     if (error instanceof TargetLookupFailed) {
       return `Webhook URL host "${host}" could not be resolved (DNS lookup failed)`;
