@@ -163,20 +163,26 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
     assertEquals((await stack.call(reader.apiKey, "GET", "/v1/quotes")).status, 200);
   });
 
-  await t.step("unknown endpoints are 404 route_not_found; a known path's other methods 405", async () => {
-    await expectError(
-      await stack.call(shopA.apiKey, "GET", "/v1/nothing-here"),
-      404,
-      "route_not_found",
-    );
-    const put = await stack.call(shopA.apiKey, "PUT", "/v1/quotes");
-    assertEquals(put.headers.get("allow"), "POST, GET");
-    await expectError(put, 405, "method_not_allowed");
-    const quote = await stack.call(shopA.apiKey, "PUT", `/v1/quotes/${crypto.randomUUID()}`);
-    assertEquals(quote.headers.get("allow"), "GET, PATCH, DELETE");
-    assert.match((await expectError(quote, 405, "method_not_allowed")).message, /takes GET, PATCH/);
-    await expectError(await stack.call(null, "GET", "/elsewhere"), 404, "route_not_found");
-  });
+  await t.step(
+    "unknown endpoints are 404 route_not_found; a known path's other methods 405",
+    async () => {
+      await expectError(
+        await stack.call(shopA.apiKey, "GET", "/v1/nothing-here"),
+        404,
+        "route_not_found",
+      );
+      const put = await stack.call(shopA.apiKey, "PUT", "/v1/quotes");
+      assertEquals(put.headers.get("allow"), "GET, POST");
+      await expectError(put, 405, "method_not_allowed");
+      const quote = await stack.call(shopA.apiKey, "PUT", `/v1/quotes/${crypto.randomUUID()}`);
+      assertEquals(quote.headers.get("allow"), "GET, PATCH, DELETE");
+      assert.match(
+        (await expectError(quote, 405, "method_not_allowed")).message,
+        /takes GET, PATCH/,
+      );
+      await expectError(await stack.call(null, "GET", "/elsewhere"), 404, "route_not_found");
+    },
+  );
 
   await t.step("bad input is a 4xx envelope at every endpoint of the slice", async () => {
     await expectError(

@@ -34,6 +34,8 @@ export function toHonoPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ":$1");
 }
 
+const METHOD_ORDER: readonly HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
 export interface RouteMatch {
   route: RouteDef;
   params: Record<string, string>;
@@ -55,16 +57,24 @@ export class RouteTable {
     this.#compiled = routes.map((route) => ({ route, segments: route.path.split("/") }));
   }
 
-  /** The methods some operation takes at this concrete path (for a 405's `Allow`). */
+  /**
+   * The methods some operation takes at this concrete path (for a 405's `Allow`), in order. Where
+   * a literal path and a parameter path both fit (`/v1/quotes/facets`), only the literal's count.
+   */
   methodsAt(path: string): HttpMethod[] {
-    const methods = new Set<HttpMethod>();
-    for (const { route } of this.#compiled) {
-      if (!methods.has(route.method) && this.match(route.method, path)) methods.add(route.method);
-    }
-    return [...methods];
+    const fits = METHOD_ORDER.flatMap((method) => {
+      const best = this.#best(method, path);
+      return best ? [{ method, literals: best.literals }] : [];
+    });
+    const most = Math.max(...fits.map((f) => f.literals));
+    return fits.filter((f) => f.literals === most).map((f) => f.method);
   }
 
   match(method: string, path: string): RouteMatch | null {
+    return this.#best(method, path)?.match ?? null;
+  }
+
+  #best(method: string, path: string): { match: RouteMatch; literals: number } | null {
     const parts = path.split("/");
     let best: { match: RouteMatch; literals: number } | null = null;
     for (const { route, segments } of this.#compiled) {
@@ -95,7 +105,7 @@ export class RouteTable {
       }
       if (ok && (!best || literals > best.literals)) best = { match: { route, params }, literals };
     }
-    return best?.match ?? null;
+    return best;
   }
 }
 

@@ -294,3 +294,11 @@ Deno.test("the gateway's own rows are exactly getMe and getLimits", () => {
   const owned = routesOf("gateway").map((r) => r.operationId).sort();
   assert.deepEqual(owned, ["getLimits", "getMe"]);
 });
+
+Deno.test("RouteTable.methodsAt() lists the methods a concrete path takes, in a fixed order", () => {
+  const table = new RouteTable();
+  assert.deepEqual(table.methodsAt("/v1/quotes"), ["GET", "POST"]);
+  assert.deepEqual(table.methodsAt(`/v1/quotes/${QUOTE_ID}`), ["GET", "PATCH", "DELETE"]);
+  assert.deepEqual(table.methodsAt("/v1/quotes/facets"), ["GET"]);
+  assert.deepEqual(table.methodsAt("/v1/nothing"), []);
+});

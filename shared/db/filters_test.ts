@@ -500,7 +500,7 @@ Deno.test("parseFiltersParam() refuses anything but an array of valid filter obj
     "filters.0.op": /^Must be one of eq, ne/,
   });
   assertRefused(() => parseFiltersParam('[{"field":"qty","op":"eq","valu":1}]'), {
-    "filters.0.valu": 'Unknown field "valu"',
+    "filters.0.valu": 'Unknown field "valu"; did you mean "value"?',
   });
   assertRefused(() => parseFiltersParam('[{"op":"isNull"}]'), { "filters.0.field": true });
   assertRefused(() => parseFiltersParam("[1]"), { "filters.0": true });
