@@ -12,7 +12,8 @@ import { CONTRACT_CHECKS_ENV } from "@printshop/shared/contract-checks";
 import { removeOrphanClusters, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 
 const SHARED_TMP = "/var/tmp";
-const STAGED_BINARIES = /^printshop-postgres-\d[\w.-]*$/;
+/** PostgreSQL binaries copied for the postgres user: one folder per version, kept for reuse. */
+const STAGED_BINARIES = /^printshop-postgres-\d+\.\d+[\w.-]*$/;
 
 async function leftovers(): Promise<Set<string>> {
   const names = new Set<string>();
