@@ -4,7 +4,7 @@ import {
   DECORATION_METHODS,
   type DecorationMethod,
   ListMarkupGroupsQuery,
-  MARKUP_GROUP_SORT_FIELDS,
+  type MARKUP_GROUP_SORT_FIELDS,
   MARKUP_LANES,
   type MarkupGroup,
   type MarkupLane,

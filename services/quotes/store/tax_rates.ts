@@ -2,7 +2,7 @@ import type { Queryable, Sql } from "@printshop/shared/db";
 import {
   type CreateTaxRateBody,
   ListTaxRatesQuery,
-  TAX_RATE_SORT_FIELDS,
+  type TAX_RATE_SORT_FIELDS,
   type TaxRate,
 } from "@printshop/shared/contracts/quotes";
 import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
