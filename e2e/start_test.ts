@@ -21,12 +21,15 @@ async function start(
   gatewayPort: number,
   adminPort: number,
   how: "deno" | "npx" = "deno",
+  ownGroup = false,
 ): Promise<Started> {
   const [command, args] = how === "npx"
     ? ["npx", ["-y", `deno@${Deno.version.deno}`, "task", "start"]]
     : [Deno.execPath(), ["run", "-A", "scripts/start.ts"]];
-  const child = new Deno.Command(command, {
-    args,
+  // `setsid` gives the run a process group of its own, as a terminal does, so a test can send
+  // Ctrl-C's SIGINT to every process in it at once.
+  const child = new Deno.Command(ownGroup ? "setsid" : command, {
+    args: ownGroup ? [command, ...args] : args,
     cwd: ROOT,
     env: {
       DATA_DIR: dataDir,
@@ -280,6 +283,35 @@ Deno.test("SIGTERM to the outermost process of `npx -y deno@… task start` stop
       50,
     );
     assert.match(started.output(), /that started this stack is gone; stopping/);
+  } finally {
+    await removeDataDir(dataDir);
+  }
+});
+
+Deno.test("Ctrl-C in the terminal of `npx … task start` stops once, completely", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  try {
+    const started = await start(dataDir, freePort(), freePort(), "npx", true);
+    // A terminal's Ctrl-C is SIGINT to the whole foreground group: npx, sh, deno task and start
+    // all get it, and the launchers' deaths then reach start a second time while it is stopping.
+    Deno.kill(-started.child.pid, "SIGINT");
+    await started.child.status;
+    await waitFor(
+      "every process of the stack to stop",
+      async () => (await processesOf(started)).length === 0,
+      20_000,
+      100,
+    );
+    await waitFor(
+      "start to say it stopped",
+      () => Promise.resolve(/\[start\] stopped/.test(started.output())),
+      10_000,
+      50,
+    );
+    assertEquals(started.output().match(/\[start\] stopping…/g)?.length, 1, started.output());
+    assert(!(await exists(`${dataDir}/stack.json`)), "a clean stop forgets the stack");
+    const log = await Deno.readTextFile(`${dataDir}/postgres.log`);
+    assert.match(log, /database system is shut down/, "PostgreSQL was allowed to finish stopping");
   } finally {
     await removeDataDir(dataDir);
   }

@@ -91,18 +91,18 @@ const adminToken = config.PLATFORM_ADMIN_TOKEN ?? secrets.adminToken;
 
 let stack: Awaited<ReturnType<typeof launchStack>> | undefined;
 let stopDatabase = async (): Promise<void> => {};
-let shuttingDown = false;
-const shutdown = async (code: number): Promise<never> => {
-  if (!shuttingDown) {
-    shuttingDown = true;
+let stopping: Promise<never> | undefined;
+// One shutdown however many signals arrive: Ctrl-C reaches this process and, a moment later,
+// the death of each launcher above it; a second call must wait for the first, not exit mid-way.
+const shutdown = (code: number): Promise<never> =>
+  stopping ??= (async () => {
     say("stopping…");
     await stack?.stop();
     await stopDatabase();
     await claim.release();
     say("stopped");
-  }
-  Deno.exit(code);
-};
+    Deno.exit(code);
+  })();
 // Children started so far watch our stdin pipe, so an exit here, mid-launch, also stops them.
 Deno.addSignalListener("SIGINT", () => void shutdown(0));
 Deno.addSignalListener("SIGTERM", () => void shutdown(0));

@@ -24,7 +24,9 @@ export async function canConnect(port: number, hostname = "127.0.0.1"): Promise<
 }
 
 export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  // A deadline computed as `until - Date.now()` can land a millisecond past zero; clamp it here
+  // rather than at every caller (a negative delay warns and is treated as 1 ms anyway).
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
 
 /** Polls until check() is true or the deadline passes. */

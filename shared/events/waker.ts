@@ -20,7 +20,7 @@ export class Waker {
     }
     return new Promise((resolve) => {
       this.#resolve = resolve;
-      this.#timer = setTimeout(() => this.#finish(), ms);
+      this.#timer = setTimeout(() => this.#finish(), Math.max(0, ms));
     });
   }
 
