@@ -1,22 +1,71 @@
 import { ApiError } from "./http/errors.ts";
 import { COSTS_READ } from "./scopes.ts";
 
-/** The fields that carry the shop's costs; only a costs.read caller sees or sets them. */
+/** The fields that carry the shop's costs. */
 export const COST_FIELDS = ["buyPrice", "extraCost", "setupCost", "unitCost"] as const;
+
+/**
+ * The fields that give a cost back from a sell price: a row's markup (sell ⊖ markup = cost) and
+ * a markup group's bands. They follow costs.read exactly as the costs do.
+ */
+export const MARGIN_FIELDS = [
+  "markupType",
+  "markupValue",
+  "setupMarkupType",
+  "setupMarkupValue",
+  "bands",
+] as const;
+
+/** Every field only a costs.read caller sees or sets, at any depth of a body or payload. */
+export const COSTS_READ_FIELDS = [...COST_FIELDS, ...MARGIN_FIELDS] as const;
+export type CostsReadField = typeof COSTS_READ_FIELDS[number];
+
+const RESTRICTED: ReadonlySet<string> = new Set(COSTS_READ_FIELDS);
+
+/** Whether a key is a cost or margin field. */
+export function isCostsReadField(key: string): key is CostsReadField {
+  return RESTRICTED.has(key);
+}
 
 /** Whether a caller with these scopes may see cost fields. */
 export function canSeeCosts(scopes: readonly string[]): boolean {
   return scopes.includes(COSTS_READ);
 }
 
-/** A write that sets a cost field needs costs.read: 403 insufficient_scope otherwise. */
+/** A write that sets a cost or margin field needs costs.read: 403 insufficient_scope otherwise. */
 export function assertMayWriteCosts(scopes: readonly string[], body: unknown): void {
   if (canSeeCosts(scopes) || body === null || typeof body !== "object") return;
-  const given = COST_FIELDS.filter((field) => field in body);
+  const given = Object.keys(body).filter(isCostsReadField);
   if (given.length > 0) {
     throw new ApiError(
       "insufficient_scope",
       `Setting ${given.map((f) => `"${f}"`).join(", ")} needs scope "${COSTS_READ}"`,
     );
   }
+}
+
+/** An object as a caller sees it: without its cost and margin keys unless `costs`. */
+export function visibleTo<T extends object>(value: T, costs: boolean): T {
+  if (costs) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (!isCostsReadField(key)) copy[key] = field;
+  }
+  return copy as T;
+}
+
+/**
+ * A copy of JSON data without cost and margin fields at any depth: events are recorded with
+ * them, and a subscriber or log reader without costs.read must not learn them.
+ */
+export function withoutCosts(data: unknown): unknown {
+  if (Array.isArray(data)) return data.map(withoutCosts);
+  if (data !== null && typeof data === "object") {
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(data)) {
+      if (!isCostsReadField(key)) copy[key] = withoutCosts(value);
+    }
+    return copy;
+  }
+  return data;
 }

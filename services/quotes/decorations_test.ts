@@ -1,7 +1,11 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import type { QuoteGroupDecoration } from "@printshop/shared/contracts/quotes";
+import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
+import {
+  CreateQuoteDecorationBody,
+  type QuoteGroupDecoration,
+} from "@printshop/shared/contracts/quotes";
 import type { Config } from "./config.ts";
 import { quotesService } from "./app.ts";
 
@@ -32,6 +36,12 @@ interface Session {
   ): Promise<{ status: number; body: Envelope<T> }>;
   /** A draft quote with one empty group. */
   newGroup(): Promise<{ quoteId: string; groupId: string }>;
+  /** A decoration as GET /v1/quotes/{id} shows it to a caller with these scopes. */
+  decorationIn(
+    quoteId: string,
+    decorationId: string,
+    scopes?: readonly string[],
+  ): Promise<Decoration>;
   createDecoration(
     groupId: string,
     body: Record<string, unknown>,
@@ -85,6 +95,19 @@ function session(h: ServiceHarness<Config>, org = crypto.randomUUID()): Session 
       });
       assertEquals(res.status, 201, JSON.stringify(res.body));
       return res.body.data;
+    },
+    async decorationIn(quoteId, decorationId, scopes): Promise<Decoration> {
+      const res = await s.call<{ groups: { decorations: Decoration[] }[] }>(
+        "GET",
+        `/v1/quotes/${quoteId}`,
+        scopes ? { scopes } : {},
+      );
+      assertEquals(res.status, 200, JSON.stringify(res.body));
+      const found = res.body.data.groups.flatMap((g) => g.decorations).find((d) =>
+        d.id === decorationId
+      );
+      assert(found, `decoration ${decorationId} in quote ${quoteId}`);
+      return found;
     },
     async totals(quoteId: string): Promise<Totals> {
       const res = await s.call<Totals>("GET", `/v1/quotes/${quoteId}`);
@@ -517,56 +540,77 @@ Deno.test("position, colours and centimetres are validated", async (t) => {
   });
 });
 
-Deno.test("cost fields need costs.read to be set and are absent without it", async () => {
+Deno.test("cost and margin fields need costs.read to be set and are absent without it", async () => {
   await using h = await harness();
   const s = session(h);
   const { quoteId, groupId } = await s.newGroup();
 
-  for (const field of ["unitCost", "setupCost"]) {
+  for (const field of COSTS_READ_FIELDS.filter((f) => f in CreateQuoteDecorationBody.shape)) {
+    const value = field.endsWith("Type") ? "fixed" : 1;
     const res = await s.call("POST", `/v1/quote-groups/${groupId}/decorations`, {
-      body: { quantity: 1, [field]: 1 },
+      body: { quantity: 1, [field]: value },
       scopes: WITHOUT_COSTS,
     });
-    assertEquals(res.status, 403, JSON.stringify(res.body));
+    assertEquals(res.status, 403, `${field}: ${JSON.stringify(res.body)}`);
     assertEquals(res.body.error, "insufficient_scope");
     assert(res.body.message.includes("costs.read") && res.body.message.includes(field));
   }
   const [count] = await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM quote_decorations`;
   assertEquals(count?.n, 0);
 
-  const hidden = await s.createDecoration(groupId, {
+  // Priced by the shop (costs.read): a fixed markup of 2 on a cost of 0.
+  const priced = await s.createDecoration(groupId, {
     quantity: 10,
     markupType: "fixed",
     markupValue: 2,
-  }, WITHOUT_COSTS);
-  assert(!("unitCost" in hidden) && !("setupCost" in hidden), JSON.stringify(hidden));
+  });
+  const hidden = await s.decorationIn(quoteId, priced.id, WITHOUT_COSTS);
+  for (const field of COSTS_READ_FIELDS) {
+    assert(!(field in hidden), `${field} is hidden: ${JSON.stringify(hidden)}`);
+  }
   assertEquals(hidden.baseUnitCost, 2, "the customer charge is visible");
 
-  const withCosts = await s.call<Decoration>("PATCH", `/v1/quote-decorations/${hidden.id}`, {
+  // Without costs.read the charge itself is written: the lane becomes manual, and the markup
+  // (seen only with costs.read) is the one that gives the charge back.
+  const charged = await s.call<Decoration>("PATCH", `/v1/quote-decorations/${priced.id}`, {
+    body: { baseUnitCost: 4.5, baseSetupCost: 12 },
+    scopes: WITHOUT_COSTS,
+  });
+  assertEquals(charged.status, 200, JSON.stringify(charged.body));
+  assertEquals([charged.body.data.baseUnitCost, charged.body.data.baseSetupCost], [4.5, 12]);
+  assert(!("markupValue" in charged.body.data));
+  const seen = await s.decorationIn(quoteId, priced.id);
+  assertEquals(
+    [seen.markupSource, seen.markupType, seen.markupValue],
+    ["manual", "fixed", 4.5],
+  );
+
+  const withCosts = await s.call<Decoration>("PATCH", `/v1/quote-decorations/${priced.id}`, {
     body: { unitCost: 3 },
   });
   assertEquals(withCosts.status, 200);
-  assertEquals([withCosts.body.data.unitCost, withCosts.body.data.baseUnitCost], [3, 5]);
+  assertEquals([withCosts.body.data.unitCost, withCosts.body.data.baseUnitCost], [3, 7.5]);
 
-  const refused = await s.call("PATCH", `/v1/quote-decorations/${hidden.id}`, {
+  const refused = await s.call("PATCH", `/v1/quote-decorations/${priced.id}`, {
     body: { setupCost: 4, position: "Back" },
     scopes: WITHOUT_COSTS,
   });
   assertEquals([refused.status, refused.body.error], [403, "insufficient_scope"]);
   assert(refused.body.message.includes("costs.read"));
 
-  const patched = await s.call<Decoration>("PATCH", `/v1/quote-decorations/${hidden.id}`, {
+  const patched = await s.call<Decoration>("PATCH", `/v1/quote-decorations/${priced.id}`, {
     body: { position: "Back" },
     scopes: WITHOUT_COSTS,
   });
   assertEquals(patched.status, 200);
-  assert(!("unitCost" in patched.body.data) && !("setupCost" in patched.body.data));
+  assert(!("unitCost" in patched.body.data) && !("markupType" in patched.body.data));
   assertEquals(patched.body.data.position, "Back");
-  assertEquals(await s.totals(quoteId), { subtotalExGst: 50, gstAmount: 5, totalIncGst: 55 });
+  assertEquals(await s.totals(quoteId), { subtotalExGst: 75, gstAmount: 7.5, totalIncGst: 82.5 });
 
   // Events carry the full (costs.read) view whoever made the change.
-  const events = await eventsOf(h, hidden.id);
+  const events = await eventsOf(h, priced.id);
   assertEquals(events.at(-1)!.payload.unitCost, 3);
+  assertEquals(events.at(-1)!.payload.markupValue, 4.5);
   assertEquals(events[0]!.payload.unitCost, 0);
 });
 

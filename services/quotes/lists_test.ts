@@ -11,7 +11,7 @@ import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { QUOTE_SORT_FIELDS } from "@printshop/shared/contracts/quotes";
 import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
-import { COST_FIELDS } from "@printshop/shared/costs";
+import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
 
 type Json = Record<string, unknown>;
 
@@ -649,12 +649,12 @@ step(
 );
 
 step(
-  "GET /v1/quotes without costs.read has no cost field anywhere; with it, every row has them",
+  "GET /v1/quotes without costs.read has no cost or margin field anywhere; with it, every row has them",
   async ({ a }: StepContext) => {
     const hidden = await a.list("?limit=200", NO_COSTS);
     assertEquals(hidden.items.length, QUOTES);
     const keys = keysIn(hidden);
-    assertEquals(COST_FIELDS.filter((f) => keys.has(f)), [], "no cost field in any item");
+    assertEquals(COSTS_READ_FIELDS.filter((f) => keys.has(f)), [], "no cost or margin field");
     assert(keys.has("unitPriceExGst") && keys.has("baseUnitCost"), "sell prices are still there");
 
     const shown = await a.list("?limit=200");
@@ -677,7 +677,7 @@ step(
     const strip = (value: unknown): unknown =>
       JSON.parse(
         JSON.stringify(value),
-        (k, v) => ((COST_FIELDS as readonly string[]).includes(k) ? undefined : v),
+        (k, v) => ((COSTS_READ_FIELDS as readonly string[]).includes(k) ? undefined : v),
       );
     assertEquals(strip(shown), hidden);
   },

@@ -632,6 +632,38 @@ Deno.test("markup groups: a quotes.read caller can read but not write", async ()
   assertEquals(await list(h, org), [group]);
 });
 
+Deno.test("markup groups: without costs.read a group shows no bands and bands cannot be written", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const group = await create(h, org, {});
+  const scopes = ["quotes.read", "quotes.write"];
+  const as = { organizationId: org, scopes };
+  const listed = await json<{ items: Group[] }>(await h.request("GET", "/v1/markup-groups", as));
+  const { bands: _bands, ...withoutBands } = group;
+  assertEquals(listed.data.items, [withoutBands]);
+  const one = await json<Group>(await h.request("GET", `/v1/markup-groups/${group.id}`, as));
+  assertEquals(one.data, withoutBands);
+  const refused = await h.request("POST", "/v1/markup-groups", {
+    ...as,
+    body: { name: "G", lane: "garment", bands: GARMENT_BANDS },
+  });
+  assertEquals(refused.status, 403);
+  assert((await json(refused)).message.includes("costs.read"));
+  const patchBands = await h.request("PATCH", `/v1/markup-groups/${group.id}`, {
+    ...as,
+    body: { bands: GARMENT_BANDS.slice(0, 1) },
+  });
+  assertEquals(patchBands.status, 403);
+  const renamed = await h.request("PATCH", `/v1/markup-groups/${group.id}`, {
+    ...as,
+    body: { name: "Renamed" },
+  });
+  assertEquals(renamed.status, 200);
+  const data = (await json<Group>(renamed)).data;
+  assertEquals([data.name, "bands" in data], ["Renamed", false]);
+  assertEquals((await list(h, org))[0]!.bands, GARMENT_BANDS, "the bands were not touched");
+});
+
 /** A draft quote with one group and one garment line, for rows that band through groups. */
 async function lineAndGroup(
   h: ServiceHarness<Config>,

@@ -6,6 +6,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
 import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
 
@@ -133,30 +134,41 @@ Deno.test("the quotes API reproduces the pricing.md worked example to the cent",
   }
 });
 
-Deno.test("cost fields are absent without costs.read, and setting one is refused", async () => {
+Deno.test("cost and margin fields are absent without costs.read, and setting one is refused", async () => {
   const a = await api();
   try {
     const { quoteId, lineId } = await buildWorkedExample(a);
     const noCosts = ALL_SCOPES.filter((s) => s !== "costs.read");
     const quote = await a.call("GET", `/v1/quotes/${quoteId}`, undefined, noCosts);
     const text = JSON.stringify(quote);
-    for (const field of ["buyPrice", "extraCost", "setupCost", "unitCost"]) {
+    for (const field of COSTS_READ_FIELDS) {
       assert(!text.includes(`"${field}"`), `${field} leaked`);
     }
     const list = await a.call("GET", "/v1/quotes", undefined, noCosts);
-    assert(!JSON.stringify(list).includes("buyPrice"));
-    const refused = await a.expect(403, "POST", `/v1/quote-lines/${lineId}/variants`, {
-      quantity: 1,
-      buyPrice: 2,
-    }, noCosts);
-    assertEquals(refused.error, "insufficient_scope");
-    assert(String(refused.message).includes("costs.read"));
+    for (const field of COSTS_READ_FIELDS) {
+      assert(!JSON.stringify(list).includes(`"${field}"`), `${field} leaked in the list`);
+    }
+    // A sell price and its markup give the cost back, so a markup is as closed as a cost.
+    for (const body of [{ buyPrice: 2 }, { markupType: "percentage" }, { markupValue: 33 }]) {
+      const refused = await a.expect(403, "POST", `/v1/quote-lines/${lineId}/variants`, {
+        size: "XS",
+        quantity: 1,
+        ...body,
+      }, noCosts);
+      assertEquals(refused.error, "insufficient_scope");
+      assert(String(refused.message).includes("costs.read"));
+    }
     const created = await a.call("POST", `/v1/quote-lines/${lineId}/variants`, {
       size: "S",
       quantity: 2,
       unitPriceExGst: 9.5,
     }, noCosts);
-    assertEquals(created.buyPrice, undefined);
+    assertEquals([created.buyPrice, created.markupType, created.markupValue], [
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    assertEquals(created.unitPriceExGst, 9.5);
     const withCosts = await a.call("GET", `/v1/quotes/${quoteId}`);
     assert(JSON.stringify(withCosts).includes('"buyPrice":5'));
   } finally {

@@ -854,7 +854,14 @@ const costlyQuote = () => ({
     lines: [{
       description: "Tee",
       unitCost: "3.10",
-      variants: [{ size: "L", extraCost: "0.50", buyPrice: "2.00", quantity: 4 }],
+      variants: [{
+        size: "L",
+        extraCost: "0.50",
+        buyPrice: "2.00",
+        markupType: "percentage",
+        markupValue: 33,
+        quantity: 4,
+      }],
     }],
     decorations: [{ extraCost: null, nested: { deeper: [{ unitCost: 1 }] } }],
   }],

@@ -395,6 +395,55 @@ export function decorationTotals(decoration: DecorationInput): DecorationTotals 
   };
 }
 
+/** A decoration's lanes as a write that names a charge directly leaves them. */
+export interface DecorationCharges {
+  markupSource: MarkupSource;
+  markupValue: DecimalString | null;
+  baseUnitCost: DecimalString;
+  setupMarkupSource: MarkupSource;
+  setupMarkupValue: DecimalString | null;
+  baseSetupCost: DecimalString;
+}
+
+/**
+ * The operator writes a decoration's charge (`baseUnitCost`, `baseSetupCost`) directly, as a
+ * caller without costs.read must: each lane written becomes `manual`, keeps the charge (to 4
+ * decimals) and has its markup derived from its cost in its current type, so that
+ * `cost ⊕ markup` gives the charge back (a lane without a type keeps none). Lanes not written
+ * are returned as they are.
+ */
+export function setManualCharges(
+  decoration: DecorationInput,
+  written: { baseUnitCost?: DecimalString; baseSetupCost?: DecimalString },
+): DecorationCharges {
+  const lane = (
+    cost: DecimalString,
+    type: MarkupType | null,
+    charge: DecimalString,
+  ): { markupSource: "manual"; markupValue: DecimalString | null; charge: DecimalString } => {
+    const rounded = roundTo(toDecimal(charge, "charge"), UNIT_DECIMALS);
+    return {
+      markupSource: "manual",
+      markupValue: type === null ? null : deriveMarkup(cost, rounded, type),
+      charge: rounded,
+    };
+  };
+  const unit = written.baseUnitCost === undefined
+    ? null
+    : lane(decoration.unitCost, decoration.markupType, written.baseUnitCost);
+  const setup = written.baseSetupCost === undefined
+    ? null
+    : lane(decoration.setupCost, decoration.setupMarkupType, written.baseSetupCost);
+  return {
+    markupSource: unit?.markupSource ?? decoration.markupSource,
+    markupValue: unit ? unit.markupValue : decoration.markupValue,
+    baseUnitCost: unit?.charge ?? decoration.baseUnitCost,
+    setupMarkupSource: setup?.markupSource ?? decoration.setupMarkupSource,
+    setupMarkupValue: setup ? setup.markupValue : decoration.setupMarkupValue,
+    baseSetupCost: setup?.charge ?? decoration.baseSetupCost,
+  };
+}
+
 export interface DecorationPricing {
   markupType: MarkupType | null;
   markupValue: DecimalString | null;

@@ -99,7 +99,8 @@ const variantInput = (v: VariantRow): VariantInput => ({
   isCustomLine: v.is_custom_line,
 });
 
-const decorationInput = (d: DecorationRow): DecorationInput => ({
+/** A decoration row as the pricing rules read it. */
+export const decorationInput = (d: DecorationRow): DecorationInput => ({
   quantity: d.quantity,
   unitCost: d.unit_cost,
   markupType: d.markup_type,

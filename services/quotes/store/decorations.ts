@@ -9,7 +9,14 @@ import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { rebandsDecoration } from "../domain/rows.ts";
 import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
-import { type LockedQuote, lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { setManualCharges } from "../domain/pricing.ts";
+import {
+  decorationInput,
+  type LockedQuote,
+  lockGroup,
+  lockQuoteForEdit,
+  recomputeQuote,
+} from "./aggregate.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
 import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
@@ -51,6 +58,31 @@ async function assertMarkupGroups(
   if (after.setup_markup_source === "group" && !after.setup_markup_group_id && setupAsked) {
     await assertDefaultGroup(tx, organizationId, "setupMarkupSource", "setup");
   }
+}
+
+/**
+ * A charge the body names directly (`baseUnitCost`, `baseSetupCost`: the sell side, open to a
+ * caller without costs.read) makes its lane manual with the markup that gives it back; without
+ * this the recomputation would price the lane from its old markup and drop the written charge.
+ */
+async function applyWrittenCharges(
+  tx: TransactionSql,
+  decorationId: string,
+  input: UpdateQuoteDecorationBody,
+): Promise<void> {
+  if (input.baseUnitCost === undefined && input.baseSetupCost === undefined) return;
+  const charges = setManualCharges(decorationInput(await readDecoration(tx, decorationId)), {
+    ...(input.baseUnitCost === undefined ? {} : { baseUnitCost: String(input.baseUnitCost) }),
+    ...(input.baseSetupCost === undefined ? {} : { baseSetupCost: String(input.baseSetupCost) }),
+  });
+  await tx`
+    UPDATE quote_decorations SET
+      markup_source = ${charges.markupSource}, markup_value = ${charges.markupValue},
+      base_unit_cost = ${charges.baseUnitCost},
+      setup_markup_source = ${charges.setupMarkupSource},
+      setup_markup_value = ${charges.setupMarkupValue},
+      base_setup_cost = ${charges.baseSetupCost}
+    WHERE id = ${decorationId}`;
 }
 
 async function readDecoration(tx: TransactionSql, id: string): Promise<DecorationRow> {
@@ -135,6 +167,7 @@ export async function createDecoration(
       sort_order: 100_000,
     };
     await tx`INSERT INTO quote_decorations ${tx(row)}`;
+    await applyWrittenCharges(tx, id, input);
     await GROUP_ROWS.place(tx, groupId, { id, kind: "decoration" }, input.sortOrder);
     await recomputeQuote(tx, organizationId, quote, { decorationIds: new Set([id]) });
     const saved = await readDecoration(tx, id);
@@ -180,6 +213,7 @@ export async function updateDecoration(
     } else {
       await tx`UPDATE quote_decorations SET updated_at = now() WHERE id = ${decorationId}`;
     }
+    await applyWrittenCharges(tx, decorationId, input);
     if (input.sortOrder !== undefined) {
       // Moves it within the group's shared sequence (clamped), renumbered 1..n.
       await GROUP_ROWS.place(

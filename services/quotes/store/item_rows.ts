@@ -3,6 +3,7 @@ import type {
   QuoteLine,
   QuoteVariant,
 } from "@printshop/shared/contracts/quotes";
+import { visibleTo } from "@printshop/shared/costs";
 
 /** Rows of the items below a group, as postgres.js returns them (numeric columns as strings). */
 export interface LineRow {
@@ -91,16 +92,17 @@ export interface DecorationRow {
 const num = (value: string): number => Number(value);
 const numOrNull = (value: string | null): number | null => value === null ? null : Number(value);
 
-/** Cost fields are included only for a caller holding costs.read (absent, not null, otherwise). */
+/** Cost and margin fields only for a caller holding costs.read (absent, not null, otherwise). */
 export function toVariant(row: VariantRow, costs: boolean): QuoteVariant {
-  return {
+  return visibleTo({
     id: row.id,
     quoteLineId: row.quote_line_id,
     size: row.size,
     colour: row.colour,
     quantity: row.quantity,
     unitPriceExGst: num(row.unit_price_ex_gst),
-    ...(costs ? { buyPrice: num(row.buy_price), extraCost: num(row.extra_cost) } : {}),
+    buyPrice: num(row.buy_price),
+    extraCost: num(row.extra_cost),
     markupType: row.markup_type,
     markupValue: numOrNull(row.markup_value),
     markupSource: row.markup_source,
@@ -110,7 +112,7 @@ export function toVariant(row: VariantRow, costs: boolean): QuoteVariant {
     sortOrder: row.sort_order,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
-  };
+  }, costs);
 }
 
 export function toLine(row: LineRow, variants: VariantRow[], costs: boolean): QuoteLine {
@@ -144,15 +146,17 @@ export function orderColours(
   return [...colours.filter((c) => c.isBase), ...colours.filter((c) => !c.isBase)];
 }
 
+/** Cost and margin fields only for a caller holding costs.read (absent, not null, otherwise). */
 export function toDecoration(row: DecorationRow, costs: boolean): QuoteGroupDecoration {
-  return {
+  return visibleTo({
     id: row.id,
     quoteGroupId: row.quote_group_id,
     decorationItemId: row.decoration_item_id,
     method: row.method,
     position: row.position,
     quantity: row.quantity,
-    ...(costs ? { setupCost: num(row.setup_cost), unitCost: num(row.unit_cost) } : {}),
+    setupCost: num(row.setup_cost),
+    unitCost: num(row.unit_cost),
     baseUnitCost: num(row.base_unit_cost),
     baseSetupCost: num(row.base_setup_cost),
     includeSetupCost: row.include_setup_cost,
@@ -181,7 +185,7 @@ export function toDecoration(row: DecorationRow, costs: boolean): QuoteGroupDeco
     sortOrder: row.sort_order,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
-  };
+  }, costs);
 }
 
 export const LINE_COLUMNS = `id, quote_id, quote_group_id, line_type, garment_catalogue_item_id,

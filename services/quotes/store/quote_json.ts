@@ -7,7 +7,7 @@
  * fields; they follow the JS presenters in rows.ts and item_rows.ts (toQuote, toGroup, toLine,
  * toVariant, toDecoration), which stay for the write answers of groups and items, and
  * read_model_parity_test.ts checks the two agree. Both cost visibilities are generated from the
- * same lists: without costs.read the cost keys are absent, not null.
+ * same lists: without costs.read the cost and margin keys (shared/costs.ts) are absent, not null.
  *
  * Each object is written by concatenating text: constant `{"key":` pieces and each value
  * rendered as JSON by its kind. That keeps the keys in this order (as `json`, unlike `jsonb`,
@@ -34,6 +34,8 @@
  * correlated subquery per group or line (3,800 index scans for a 200-quote page instead of 800).
  */
 
+import { isCostsReadField } from "@printshop/shared/costs";
+
 type Kind =
   | "uuid"
   | "text"
@@ -51,18 +53,17 @@ interface Field {
   sql: string;
   kind: Kind;
   nullable?: boolean;
-  /** Present only for a caller holding costs.read (absent, not null, otherwise). */
-  cost?: boolean;
+  /** A cost or margin key: present only for a caller holding costs.read (absent otherwise). */
+  cost: boolean;
 }
 
 const field = (
   key: string,
   sql: string,
   kind: Kind,
-  options: { nullable?: boolean; cost?: boolean } = {},
-): Field => ({ key, sql, kind, ...options });
+  options: { nullable?: boolean } = {},
+): Field => ({ key, sql, kind, ...options, cost: isCostsReadField(key) });
 const NULLABLE = { nullable: true };
-const COST = { cost: true };
 
 const VARIANT_FIELDS: Field[] = [
   field("id", "v.id", "uuid"),
@@ -71,8 +72,8 @@ const VARIANT_FIELDS: Field[] = [
   field("colour", "v.colour", "text", NULLABLE),
   field("quantity", "v.quantity", "number"),
   field("unitPriceExGst", "v.unit_price_ex_gst", "decimal"),
-  field("buyPrice", "v.buy_price", "decimal", COST),
-  field("extraCost", "v.extra_cost", "decimal", COST),
+  field("buyPrice", "v.buy_price", "decimal"),
+  field("extraCost", "v.extra_cost", "decimal"),
   field("markupType", "v.markup_type", "enum", NULLABLE),
   field("markupValue", "v.markup_value", "decimal", NULLABLE),
   field("markupSource", "v.markup_source", "enum"),
@@ -120,8 +121,8 @@ const DECORATION_FIELDS: Field[] = [
   field("method", "d.method", "text", NULLABLE),
   field("position", "d.position", "text", NULLABLE),
   field("quantity", "d.quantity", "number"),
-  field("setupCost", "d.setup_cost", "decimal", COST),
-  field("unitCost", "d.unit_cost", "decimal", COST),
+  field("setupCost", "d.setup_cost", "decimal"),
+  field("unitCost", "d.unit_cost", "decimal"),
   field("baseUnitCost", "d.base_unit_cost", "decimal"),
   field("baseSetupCost", "d.base_setup_cost", "decimal"),
   field("includeSetupCost", "d.include_setup_cost", "boolean"),

@@ -8,7 +8,7 @@ import { pageLimit } from "@printshop/shared/db/pages";
 import type { Handlers } from "@printshop/shared/service-app";
 import type { Sql } from "@printshop/shared/db";
 import { readEventLog } from "../store/events.ts";
-import { withoutCosts } from "../domain/payload.ts";
+import { withoutCosts } from "@printshop/shared/costs";
 
 /** The event catalogue and the per-organisation event log. */
 export function eventRoutes(

@@ -19,7 +19,7 @@ import {
 
 export const DecorationColour = z.object({ name: z.string(), isBase: z.boolean() });
 
-// Cost fields are optional: they are absent without scope costs.read.
+// Cost and margin fields are optional: they are absent without scope costs.read.
 export const QuoteGroupDecoration = z.object({
   id: Uuid,
   quoteGroupId: Uuid,
@@ -32,12 +32,12 @@ export const QuoteGroupDecoration = z.object({
   baseUnitCost: z.number(),
   baseSetupCost: z.number(),
   includeSetupCost: z.boolean(),
-  markupType: MarkupType.nullable(),
-  markupValue: z.number().nullable(),
+  markupType: MarkupType.nullable().optional(),
+  markupValue: z.number().nullable().optional(),
   markupSource: MarkupSource,
   markupGroupId: Uuid.nullable(),
-  setupMarkupType: MarkupType.nullable(),
-  setupMarkupValue: z.number().nullable(),
+  setupMarkupType: MarkupType.nullable().optional(),
+  setupMarkupValue: z.number().nullable().optional(),
   setupMarkupSource: MarkupSource,
   setupMarkupGroupId: Uuid.nullable(),
   rollUp: z.boolean(),

@@ -19,7 +19,8 @@ export const MarkupGroup = z.object({
   decorationMethod: DecorationMethod.nullable(),
   isDefault: z.boolean(),
   appliesToSetupCost: z.boolean(),
-  bands: z.array(MarkupBand),
+  // Absent without scope costs.read: a band and a sell price give the cost back.
+  bands: z.array(MarkupBand).optional(),
   createdAt: DateTime,
   updatedAt: DateTime,
 }).meta({ id: "MarkupGroup" });

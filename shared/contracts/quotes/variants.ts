@@ -14,7 +14,7 @@ import {
   SortOrder,
 } from "./values.ts";
 
-// Cost fields are optional: they are absent without scope costs.read.
+// Cost and margin fields are optional: they are absent without scope costs.read.
 export const QuoteVariant = z.object({
   id: Uuid,
   quoteLineId: Uuid,
@@ -24,8 +24,8 @@ export const QuoteVariant = z.object({
   unitPriceExGst: z.number(),
   buyPrice: z.number().optional(),
   extraCost: z.number().optional(),
-  markupType: MarkupType.nullable(),
-  markupValue: z.number().nullable(),
+  markupType: MarkupType.nullable().optional(),
+  markupValue: z.number().nullable().optional(),
   markupSource: MarkupSource,
   markupGroupId: Uuid.nullable(),
   isCustomLine: z.boolean(),

@@ -1,0 +1,90 @@
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { ApiError } from "./http/errors.ts";
+import {
+  assertMayWriteCosts,
+  COST_FIELDS,
+  COSTS_READ_FIELDS,
+  MARGIN_FIELDS,
+  visibleTo,
+  withoutCosts,
+} from "./costs.ts";
+
+Deno.test("withoutCosts() removes cost and margin fields at every depth and keeps the rest", () => {
+  const quote = {
+    id: "q",
+    total: 10,
+    groups: [{
+      setupCost: 5,
+      decorations: [{ baseUnitCost: 2.4, markupType: "percentage", markupValue: 20 }],
+      lines: [{
+        unitCost: 1,
+        variants: [{ buyPrice: 2, extraCost: 3, quantity: 4, markupSource: "manual" }],
+      }],
+    }],
+    group: { id: "g", name: "Bulk", bands: [{ from: 1, markupValue: 33 }] },
+  };
+  assertEquals(withoutCosts(quote), {
+    id: "q",
+    total: 10,
+    groups: [{
+      decorations: [{ baseUnitCost: 2.4 }],
+      lines: [{ variants: [{ quantity: 4, markupSource: "manual" }] }],
+    }],
+    group: { id: "g", name: "Bulk" },
+  });
+  assertEquals(quote.groups[0]!.setupCost, 5, "the input is not changed");
+  assertEquals(withoutCosts(null), null);
+  assertEquals(withoutCosts([1, "a"]), [1, "a"]);
+});
+
+Deno.test("visibleTo() drops the top-level cost and margin keys only for a caller without costs", () => {
+  const variant = { id: "v", unitPriceExGst: 7.98, buyPrice: 6, markupType: "percentage" };
+  assertEquals(visibleTo(variant, true), variant);
+  assertEquals(visibleTo(variant, false), { id: "v", unitPriceExGst: 7.98 });
+});
+
+Deno.test("assertMayWriteCosts() refuses every cost and margin field without costs.read", () => {
+  assertEquals(COSTS_READ_FIELDS, [...COST_FIELDS, ...MARGIN_FIELDS]);
+  for (const field of COSTS_READ_FIELDS) {
+    assert.throws(
+      () => assertMayWriteCosts(["quotes.write"], { quantity: 1, [field]: null }),
+      (e: unknown) =>
+        e instanceof ApiError && e.code === "insufficient_scope" &&
+        e.message.includes(`"${field}"`),
+      field,
+    );
+    assertMayWriteCosts(["quotes.write", "costs.read"], { [field]: null });
+  }
+  // The sell price is not secret.
+  assertMayWriteCosts(["quotes.write"], { unitPriceExGst: 7.98, baseUnitCost: 2.4 });
+});
+
+Deno.test("every published object leaves its cost and margin fields optional", async () => {
+  // Imported here so the unit tests above do not build the whole document.
+  const { buildOpenApiDocument } = await import("./openapi.ts");
+  const required: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${at}/${i}`));
+    if (node === null || typeof node !== "object") return;
+    const schema = node as Record<string, unknown>;
+    if (Array.isArray(schema.required)) {
+      for (const key of schema.required as string[]) {
+        if (COSTS_READ_FIELDS.includes(key as never)) required.push(`${at}: ${key}`);
+      }
+    }
+    for (const [key, value] of Object.entries(schema)) {
+      // Inside a field that is itself left out (a group's bands), anything may be required.
+      if (at.endsWith("/properties") && COSTS_READ_FIELDS.includes(key as never)) continue;
+      walk(value, `${at}/${key}`);
+    }
+  };
+  const doc = buildOpenApiDocument();
+  walk(doc.components, "#/components");
+  walk(doc.paths, "#/paths");
+  // Request bodies may require them (a markup group's bands); a caller without costs.read is
+  // refused before the body is read. Only what is answered must be able to leave them out.
+  const answered = required.filter((r) =>
+    !/Create[A-Za-z]*Body|Update[A-Za-z]*Body|requestBody/.test(r)
+  );
+  assertEquals(answered, []);
+});
