@@ -18,7 +18,7 @@ export type TaxRate = z.infer<typeof TaxRate>;
 
 export const CreateTaxRateBody = z.strictObject({
   name: Text(100),
-  ratePct: Amount(4).refine((v) => v <= 100, "Must be at most 100"),
+  ratePct: Amount(4, { max: 100 }),
   isDefault: Flag.optional(),
 }).meta({ id: "CreateTaxRateBody" });
 export type CreateTaxRateBody = z.infer<typeof CreateTaxRateBody>;

@@ -15,9 +15,13 @@ const decimalsOf = (value: number): number => {
 };
 
 /** A money or rate amount sent as a JSON number, with at most `decimals` decimals. */
-export const Amount = (decimals = 4, min = 0): z.ZodType<number> =>
+export const Amount = (
+  decimals = 4,
+  { min = 0, max = 1_000_000_000 }: { min?: number; max?: number } = {},
+): z.ZodType<number> =>
+  // Bounds as min/max (not a refinement) so the published schema states them too.
   z.number("Must be a number").min(min, min === 0 ? "Must not be negative" : `Must be ≥ ${min}`)
-    .max(1_000_000_000, "Must be at most 1000000000")
+    .max(max, `Must be at most ${max}`)
     .refine((v) => decimalsOf(v) <= decimals, `Must have at most ${decimals} decimals`);
 
 /** A markup value: percentages may be negative (a discount below cost) and finely derived. */
