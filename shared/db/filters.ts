@@ -14,7 +14,15 @@ import type { Queryable } from "./mod.ts";
  * parameters.
  */
 
-export type FilterFieldType = "text" | "number" | "date" | "datetime" | "uuid" | "boolean" | "enum";
+export type FilterFieldType =
+  | "text"
+  | "number"
+  | "integer"
+  | "date"
+  | "datetime"
+  | "uuid"
+  | "boolean"
+  | "enum";
 
 export interface FilterField {
   /** A trusted SQL column or expression, written by the resource (never from a request). */
@@ -68,6 +76,7 @@ const RANGE_OPS: readonly FilterOp[] = ["gt", "gte", "lt", "lte", "between"];
 const OPS_BY_TYPE: Record<FilterFieldType, ReadonlySet<FilterOp>> = {
   text: new Set([...ANY_TYPE_OPS, "contains", "startsWith", ...RANGE_OPS]),
   number: new Set([...ANY_TYPE_OPS, ...RANGE_OPS]),
+  integer: new Set([...ANY_TYPE_OPS, ...RANGE_OPS]),
   date: new Set([...ANY_TYPE_OPS, ...RANGE_OPS]),
   datetime: new Set([...ANY_TYPE_OPS, ...RANGE_OPS]),
   uuid: new Set(ANY_TYPE_OPS),
@@ -97,13 +106,15 @@ function operandsOf(op: FilterOp): readonly Operand[] {
 /**
  * The SQL type a value is cast to; text and enum compare as text. Whole numbers go as bigint
  * instead of numeric, so an index on an integer column still serves them (integer = numeric
- * would not use it); a fraction compared with an integer column is simply false, never an error.
+ * would not use it). An `integer` field (a count, an HTTP status) takes whole numbers only: a
+ * fraction or a number past 2^53 there is a mistake worth a 400, not a filter that matches nothing.
  */
 const BIGINT = /^-?\d{1,18}$/;
 export const SQL_TYPES: Record<FilterFieldType, string> = {
   text: "text",
   enum: "text",
   number: "numeric",
+  integer: "bigint",
   date: "date",
   datetime: "timestamptz",
   uuid: "uuid",
@@ -261,6 +272,10 @@ function checkValue(
       return typeof value === "number" && Number.isFinite(value)
         ? String(value)
         : refuse("Must be a number");
+    case "integer":
+      return typeof value === "number" && Number.isSafeInteger(value)
+        ? String(value)
+        : refuse("Must be a whole number between -9007199254740991 and 9007199254740991");
     case "date":
       return typeof value === "string" && isDate(value)
         ? value

@@ -11,6 +11,7 @@ const FIELDS: FilterFields = {
   name: { column: "name", type: "text" },
   qty: { column: "qty", type: "number" },
   copies: { column: "copies", type: "number" },
+  count: { column: "copies", type: "integer" },
   due: { column: "due", type: "date" },
   at: { column: "at", type: "datetime" },
   ref: { column: "ref", type: "uuid" },
@@ -146,6 +147,7 @@ const CASES: [string, Filter[], number[]][] = [
     from: 1,
     to: 3.5,
   }], [2, 4]],
+  ["an integer field takes whole numbers", [{ field: "count", op: "in", values: [0, 7] }], [3, 6]],
   ["whole numbers in on an integer column", [{ field: "copies", op: "in", values: [0, 7] }], [
     3,
     6,
@@ -317,7 +319,7 @@ function refusedFilters(
 Deno.test("compileFilters() refuses unknown fields and ops", () => {
   refusedFilters([{ field: "colour", op: "eq", value: "red" }], {
     "filters.0.field":
-      'Unknown field "colour"; allowed: name, qty, copies, due, at, ref, active, status, kind',
+      'Unknown field "colour"; allowed: name, qty, copies, count, due, at, ref, active, status, kind',
   });
   refusedFilters([{ field: "constructor", op: "isNull" }], { "filters.0.field": true });
   refusedFilters([{ field: "__proto__", op: "isNull" }], { "filters.0.field": true });
@@ -372,6 +374,9 @@ Deno.test("compileFilters() refuses values of the wrong type for the field", () 
     ["qty", "5", "Must be a number"],
     ["qty", Number.NaN, "Must be a number"],
     ["qty", Number.POSITIVE_INFINITY, "Must be a number"],
+    ["count", 1.5, "Must be a whole number between -9007199254740991 and 9007199254740991"],
+    ["count", 1e20, "Must be a whole number between -9007199254740991 and 9007199254740991"],
+    ["count", "2", "Must be a whole number between -9007199254740991 and 9007199254740991"],
     ["due", "2026-02-30", "Must be a date (YYYY-MM-DD)"],
     ["due", "2026-1-5", "Must be a date (YYYY-MM-DD)"],
     ["due", "0000-01-01", "Must be a date (YYYY-MM-DD)"],
@@ -439,7 +444,7 @@ Deno.test("compileFilters() reports every bad filter at once, under the given pa
   ], { "filters.0.field": true, "filters.2.value": "Must be a number" });
   assert.equal(
     error.message,
-    'Invalid filters: "filters.0.field" unknown field "colour"; allowed: name, qty, copies, due, ' +
+    'Invalid filters: "filters.0.field" unknown field "colour"; allowed: name, qty, copies, count, due, ' +
       "at, ref, active, status, kind (and 1 more)",
   );
   const sql = offlineSql();

@@ -212,7 +212,7 @@ export const DELIVERY_FIELDS = fieldTable({
   eventType: { type: "text", column: "e.type" },
   eventId: { type: "uuid" },
   createdAt: { type: "datetime" },
-  lastHttpStatus: { type: "number", nullable: true },
+  lastHttpStatus: { type: "integer", nullable: true },
 }, { alias: "d" }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
 
 const DELIVERY_LIST = listSpec(ListDeliveriesQuery, {
