@@ -133,7 +133,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
         // Validated as a service validates its own operations: no undeclared query or body.
         parseOperationInput(route, {
           params: match.params,
-          query: new URL(c.req.url).searchParams,
+          query: new URL(c.req.url).search,
           body: body ? new TextDecoder().decode(body) : "",
         });
         const handler = local[route.operationId as keyof GatewayOperations];

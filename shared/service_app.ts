@@ -120,7 +120,7 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
       try {
         input = parseOperationInput(operation, {
           params,
-          query: new URL(c.req.url).searchParams,
+          query: new URL(c.req.url).search,
           body: await c.req.text(),
         });
       } catch (error) {

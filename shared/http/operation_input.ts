@@ -5,7 +5,8 @@ import { parseBodyText, parseQuery, parseUuidParam, parseWith } from "./validati
 /** An operation's input as it arrived: decoded path parameters, query string, body text. */
 export interface RawInput {
   params: Readonly<Record<string, string>>;
-  query: URLSearchParams;
+  /** The raw query string (`?…`, or empty), decoded strictly by the parser. */
+  query: string;
   /** The body as text; empty when there was none. */
   body: string;
 }

@@ -48,17 +48,20 @@ function pathOf(visit: Visit): string {
 }
 
 /**
- * PostgreSQL text cannot hold U+0000, so a NUL anywhere in the input is refused here, once for
- * every endpoint, instead of surfacing as a database error. The walk keeps its own stack, so input
- * nested however deep (a megabyte of `[`) is walked, never a stack overflow.
+ * PostgreSQL text cannot hold U+0000, and a lone UTF-16 surrogate (`"\ud800"` in JSON) is not
+ * text at all: encoded for the database it would silently become U+FFFD. Both are refused here,
+ * once for every endpoint, instead of surfacing as a database error or a changed value. The walk
+ * keeps its own stack, so input nested however deep (a megabyte of `[`) is walked, never a
+ * stack overflow.
  */
-function findNul(input: unknown): string | null {
+function findBadText(input: unknown): { path: string; message: string } | null {
   const stack: Visit[] = [{ value: input, key: null, parent: null }];
   while (stack.length > 0) {
     const visit = stack.pop()!;
     const { value } = visit;
     if (typeof value === "string") {
-      if (value.includes("\0")) return pathOf(visit);
+      if (value.includes("\0")) return { path: pathOf(visit), message: NUL_MESSAGE };
+      if (!value.isWellFormed()) return { path: pathOf(visit), message: SURROGATE_MESSAGE };
     } else if (Array.isArray(value)) {
       // Pushed last-first, so items are looked at in order.
       for (let i = value.length - 1; i >= 0; i--) {
@@ -69,28 +72,30 @@ function findNul(input: unknown): string | null {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, item] = entries[i]!;
         stack.push({ value: item, key, parent: visit });
-        // A key is looked at before its value; a NUL in it is reported at the object's path.
-        if (key.includes("\0")) stack.push({ value: key, key: null, parent: visit });
+        // A key is looked at before its value; bad text in it is reported at the object's path.
+        if (key.includes("\0") || !key.isWellFormed()) {
+          stack.push({ value: key, key: null, parent: visit });
+        }
       }
     }
   }
   return null;
 }
 
+const NUL_MESSAGE = "Must not contain NUL characters";
+const SURROGATE_MESSAGE = "Must not contain unpaired UTF-16 surrogates (\\ud800–\\udfff alone)";
+
 export function parseWith<S extends z.ZodType>(
   schema: S,
   value: unknown,
   where: string,
 ): z.output<S> {
-  const nulAt = findNul(value);
-  if (nulAt !== null) {
-    throw new ApiError(
-      "validation_error",
-      `Invalid ${where}: text must not contain NUL characters`,
-      [
-        { path: nulAt, message: "Must not contain NUL characters" },
-      ],
-    );
+  const bad = findBadText(value);
+  if (bad !== null) {
+    const what = bad.message === NUL_MESSAGE ? "NUL characters" : "unpaired surrogates";
+    throw new ApiError("validation_error", `Invalid ${where}: text must not contain ${what}`, [
+      bad,
+    ]);
   }
   const result = schema.safeParse(value);
   if (!result.success) {
@@ -119,10 +124,64 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return parseBodyText(await c.req.text(), schema);
 }
 
-/** Validates a query string; unknown parameters are refused so a typo never passes silently. */
-export function parseQuery<S extends z.ZodType>(params: URLSearchParams, schema: S): z.output<S> {
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const ESCAPE = /%([0-9A-Fa-f]{2})/y;
+
+/**
+ * Decodes one `application/x-www-form-urlencoded` component as URLSearchParams does (`+` is a
+ * space, a `%` not followed by two hex digits stays as it is), except that bytes which are not
+ * UTF-8 are refused rather than turned into U+FFFD: `?search=%FF` would otherwise search for
+ * text nobody sent.
+ */
+function decodeComponent(text: string, name: string): string {
+  if (!text.includes("%")) return text.replaceAll("+", " ");
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < text.length;) {
+    ESCAPE.lastIndex = i;
+    const escape = ESCAPE.exec(text);
+    if (escape) {
+      bytes.push(parseInt(escape[1]!, 16));
+      i += 3;
+      continue;
+    }
+    const codePoint = text.codePointAt(i)!;
+    const char = String.fromCodePoint(codePoint);
+    bytes.push(...encoder.encode(char === "+" ? " " : char));
+    i += char.length;
+  }
+  try {
+    return UTF8.decode(new Uint8Array(bytes));
+  } catch {
+    throw new ApiError(
+      "validation_error",
+      `Invalid query: "${name}" is not UTF-8 once percent-decoded`,
+      [{ path: name, message: "Must be percent-encoded UTF-8" }],
+    );
+  }
+}
+
+/** The parameters of a raw query string (`?a=1&b=2`, with or without the `?`), in order. */
+export function decodeQueryString(search: string): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const part of search.replace(/^\?/, "").split("&")) {
+    if (part === "") continue;
+    const eq = part.indexOf("=");
+    const rawKey = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? "" : part.slice(eq + 1);
+    const key = decodeComponent(rawKey, rawKey);
+    pairs.push([key, decodeComponent(rawValue, key)]);
+  }
+  return pairs;
+}
+
+/**
+ * Validates a raw query string; unknown parameters are refused so a typo never passes silently,
+ * a repeated one so it is never unclear which counts.
+ */
+export function parseQuery<S extends z.ZodType>(search: string, schema: S): z.output<S> {
   const raw: Record<string, string> = {};
-  for (const [key, value] of params) {
+  for (const [key, value] of decodeQueryString(search)) {
     if (Object.hasOwn(raw, key)) {
       throw new ApiError("validation_error", `Invalid query: "${key}" is given more than once`, [
         { path: key, message: "Given more than once" },
@@ -135,7 +194,7 @@ export function parseQuery<S extends z.ZodType>(params: URLSearchParams, schema:
 
 /** Validates the query string of a request (see parseQuery). */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
-  return parseQuery(new URL(c.req.url).searchParams, schema);
+  return parseQuery(new URL(c.req.url).search, schema);
 }
 
 /** A path id must be a UUID; anything else is a 400 naming the parameter. Lower-cased. */

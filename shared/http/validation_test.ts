@@ -198,3 +198,46 @@ Deno.test("readBody() suggests the field a mistyped one most likely meant, at an
     { path: "lines.0.quantty", message: 'Unknown field "quantty"; did you mean "quantity"?' },
   ]);
 });
+
+Deno.test("readQuery() decodes as a form would, and refuses bytes that are not UTF-8", async (t) => {
+  await t.step(
+    "percent-escapes, + as a space and a stray % are read as URLSearchParams does",
+    async () => {
+      const { status, body } = await get("/things?sort=caf%C3%A9+au+lait&limit=100%");
+      assert.equal(status, 200);
+      assert.deepEqual(body.data, { sort: "café au lait", limit: "100%" });
+      const same = new URLSearchParams("sort=caf%C3%A9+au+lait&limit=100%");
+      assert.deepEqual(body.data, Object.fromEntries(same));
+    },
+  );
+
+  for (
+    const [name, query] of [
+      ["a lone continuation byte", "sort=%FF"],
+      ["a truncated sequence", "sort=caf%C3"],
+      ["an encoded surrogate", "sort=%ED%A0%80"],
+      ["a bad key", "so%FFrt=1"],
+    ] as const
+  ) {
+    await t.step(`${name} is a 400 naming the parameter`, async () => {
+      const { status, body } = await get(`/things?${query}`);
+      assert.equal(status, 400);
+      assert.equal(body.error, "validation_error");
+      assert.match(body.message, /is not UTF-8 once percent-decoded/);
+      assert.equal(body.details?.[0]?.message, "Must be percent-encoded UTF-8");
+    });
+  }
+});
+
+Deno.test("readBody() refuses a lone surrogate in a value or a key, naming where", async () => {
+  const value = await post('{"name": "Tee \\ud800"}');
+  assert.equal(value.status, 400);
+  assert.match(value.body.message, /unpaired surrogates/);
+  assert.deepEqual(value.body.details?.map((d) => d.path), ["name"]);
+  const key = await post('{"address": {"\\udc00": "x", "city": "Perth"}}');
+  assert.equal(key.status, 400);
+  assert.deepEqual(key.body.details?.map((d) => d.path), ["address"]);
+  const paired = await post('{"name": "Tee \\ud83d\\udc55"}');
+  assert.equal(paired.status, 200, "a pair (👕) is text");
+  assert.equal((paired.body.data as { name: string }).name, "Tee 👕");
+});
