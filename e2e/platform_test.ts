@@ -184,6 +184,43 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
     },
   );
 
+  await t.step("HEAD is answered as GET without a body", async () => {
+    const get = await stack.call(shopA.apiKey, "GET", `/v1/quotes/${quoteId}`);
+    const getText = await get.text();
+    const head = await stack.call(shopA.apiKey, "HEAD", `/v1/quotes/${quoteId}`);
+    assertEquals(head.status, 200);
+    assertEquals(await head.text(), "");
+    assertEquals(head.headers.get("content-type"), get.headers.get("content-type"));
+    assertEquals(
+      Number(head.headers.get("content-length")),
+      new TextEncoder().encode(getText).length,
+    );
+    const missing = await stack.call(shopA.apiKey, "HEAD", `/v1/quotes/${crypto.randomUUID()}`);
+    assertEquals([missing.status, await missing.text()], [404, ""]);
+    const list = await stack.call(shopA.apiKey, "HEAD", "/v1/quotes?limit=1");
+    assertEquals(list.status, 200);
+    await list.body?.cancel();
+  });
+
+  await t.step("a compressed body is 415, never decompressed", async () => {
+    const json = new TextEncoder().encode(JSON.stringify({ reference: "gzipped" }));
+    const gzipped = await new Response(
+      new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer();
+    for (const encoding of ["gzip", "deflate", "br"]) {
+      const res = await stack.call(shopA.apiKey, "POST", "/v1/quotes", new Uint8Array(gzipped), {
+        "content-encoding": encoding,
+      });
+      const error = await expectError(res, 415, "unsupported_media_type");
+      assert.match(error.message, new RegExp(encoding));
+    }
+    const plain = await stack.call(shopA.apiKey, "POST", "/v1/quotes", { reference: "plain" }, {
+      "content-encoding": "identity",
+    });
+    assertEquals(plain.status, 201);
+    await plain.body?.cancel();
+  });
+
   await t.step("bad input is a 4xx envelope at every endpoint of the slice", async () => {
     await expectError(
       await stack.call(shopA.apiKey, "POST", "/v1/quotes", "{not json"),

@@ -18,7 +18,7 @@ import type { Authenticator, Principal } from "./auth.ts";
 import { idempotencyKeyOf, withIdempotency } from "./idempotency.ts";
 import { rateLimitHeaders, retryAfterSeconds } from "./domain/token_bucket.ts";
 import type { RateLimiter } from "./rate_limiter.ts";
-import { assertJson, readLimitedBody } from "./body.ts";
+import { assertIdentityEncoding, assertJson, readLimitedBody } from "./body.ts";
 import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -84,6 +84,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   app.route("/", docsRoutes());
 
   app.all("/v1/*", async (c) => {
+    assertIdentityEncoding(c.req.raw.headers);
     const body = await readLimitedBody(c.req.raw, config.MAX_BODY_BYTES);
     const principal = await deps.authenticator.authenticate(c.req.raw.headers);
     c.set("principal", principal);
@@ -107,7 +108,11 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     }
     // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
     const path = new URL(c.req.url).pathname;
-    const match = table.match(c.req.method, path);
+    // HEAD is answered as GET without the body (Hono and the services drop it), so a client can
+    // check that a resource exists, and what it would weigh, without reading it.
+    const head = c.req.method === "HEAD";
+    const method = head ? "GET" : c.req.method;
+    const match = table.match(method, path);
     if (!match) {
       const methods = table.methodsAt(path);
       if (methods.length > 0) {
@@ -145,7 +150,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       }
       return await proxyToService(
         { service: route.service, baseUrl: urls[route.service] },
-        c.req.raw,
+        head ? new Request(c.req.raw, { method: "GET" }) : c.req.raw,
         body,
         {
           organizationId: principal.organizationId,
@@ -171,6 +176,11 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     const headers = new Headers(response.headers);
     for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
       headers.set(name, value);
+    }
+    if (head) {
+      // The GET's length, as RFC 9110 asks of a HEAD answer; the body itself is not sent.
+      headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+      return new Response(null, { status: response.status, headers });
     }
     return new Response(response.body, { status: response.status, headers });
   });

@@ -39,6 +39,21 @@ export async function readLimitedBody(
   return body;
 }
 
+/**
+ * Bodies are taken as sent, never decompressed: a gzip/deflate/br body is 415 rather than a
+ * puzzling `invalid_json`, and no small request can inflate into a large one (a decompression
+ * bomb) past the body limit. `identity` (the same as no encoding) is fine.
+ */
+export function assertIdentityEncoding(headers: Headers): void {
+  const encoding = headers.get("content-encoding")?.trim().toLowerCase();
+  if (encoding === undefined || encoding === "" || encoding === "identity") return;
+  throw new ApiError(
+    "unsupported_media_type",
+    `Request bodies are accepted uncompressed only; drop Content-Encoding "${encoding}" and ` +
+      "send the JSON as it is",
+  );
+}
+
 /** Refuses a body that is not JSON before it reaches a service. */
 export function assertJson(body: Uint8Array): void {
   const text = new TextDecoder().decode(body);

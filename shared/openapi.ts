@@ -133,6 +133,10 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; title: string }> = {
   },
   409: { name: "Conflict", title: "Conflicts with the resource's state or an idempotent request" },
   413: { name: "PayloadTooLarge", title: "The request body is over the size limit" },
+  415: {
+    name: "UnsupportedMediaType",
+    title: "The body is compressed (Content-Encoding); bodies are taken uncompressed",
+  },
   429: { name: "TooManyRequests", title: "The credential's rate limit is exhausted" },
   500: { name: "InternalError", title: "An unexpected failure" },
   503: { name: "ServiceUnavailable", title: "A service behind the gateway is not answering" },

@@ -13,10 +13,25 @@ export const ERROR_CODES = {
   idempotency_key_reused: 409,
   idempotency_request_in_flight: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const;
+
+/**
+ * Codes the gateway's edge answers itself, before a request reaches the app: a request head it
+ * cannot frame, or one that came too slowly. No operation declares them (they happen before
+ * routing), so they stay out of ERROR_CODES, which the OpenAPI document lists per status.
+ */
+export const CONNECTION_ERROR_CODES = {
+  bad_request: 400,
+  request_timeout: 408,
+  uri_too_long: 414,
+  request_header_fields_too_large: 431,
+} as const;
+
+export type ConnectionErrorCode = keyof typeof CONNECTION_ERROR_CODES;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 export type ErrorStatus = typeof ERROR_CODES[ErrorCode];
