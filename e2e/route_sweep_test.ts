@@ -1,0 +1,638 @@
+/**
+ * The project-wide sweep: every operation of the route table, called through the real gateway
+ * and services by two organisations that each hold every scope, with the cases derived from its
+ * declaration (path, scope, query and body schemas), not written per operation:
+ *
+ * - bad input: malformed JSON, a non-object body, each body field with a wrong JSON type, out of
+ *   its bounds, with NUL or a lone surrogate, an unknown field, a path id that is not a UUID, an
+ *   unknown or repeated query parameter, bad paging values, a body nested 10,000 deep → a 4xx
+ *   error envelope naming what is wrong, never a 5xx, a stack trace, SQL or a hang;
+ * - other tenants: organisation B names A's ids (in the path, and in each body field that names
+ *   another resource) → answered exactly as an unknown id, and nothing of A's changes;
+ * - scopes: a key lacking exactly the operation's scope → 403 naming it; a cost or margin field
+ *   without costs.read → 403;
+ * - nothing written: after all of it, both organisations' data and every outbox are as before.
+ *
+ * A route the sweep cannot cover (a path parameter without a fixture, a body that cannot be
+ * made valid, a body field naming a resource the sweep does not know) fails the sweep by name;
+ * the small tables below are the only per-resource knowledge it has.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { z } from "zod";
+import { type RouteDef, ROUTES } from "@printshop/shared/routes";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
+import { connect } from "@printshop/shared/db";
+import {
+  startTestStack,
+  startWebhookReceiver,
+  type Tenant,
+  type TestStack,
+} from "@printshop/shared/testing";
+import { waitFor } from "@printshop/shared/net";
+
+type Json = Record<string, unknown>;
+type JsonSchema = Json;
+
+/** The ids one organisation owns, by the path parameter (or body field) that names them. */
+interface Fixture {
+  quoteId: string;
+  groupId: string;
+  lineId: string;
+  variantId: string;
+  decorationId: string;
+  markupGroupId: string;
+  setupMarkupGroupId: string;
+  taxRateId: string;
+  webhookId: string;
+  deliveryId: string;
+}
+
+/** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
+const PARAM_FIXTURES: Record<string, keyof Fixture> = {
+  quoteId: "quoteId",
+  groupId: "groupId",
+  lineId: "lineId",
+  variantId: "variantId",
+  decorationId: "decorationId",
+  markupGroupId: "markupGroupId",
+  webhookId: "webhookId",
+  deliveryId: "deliveryId",
+};
+
+/**
+ * Body fields that name another resource: each is sent by B with A's id and must be refused.
+ * A UUID field in neither table fails the sweep until it is placed in one.
+ */
+const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
+  markupGroupId: "markupGroupId",
+  setupMarkupGroupId: "setupMarkupGroupId",
+  taxRateId: "taxRateId",
+};
+/** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
+const UNRESOLVED_REFERENCES: Record<string, string> = {
+  clientId: "a CRM client (CRM is not built yet)",
+  contactId: "a CRM contact (CRM is not built yet)",
+  shippingAddressId: "a CRM address (CRM is not built yet)",
+  garmentCatalogueItemId: "a catalogue item (catalogue is not built yet)",
+  decorationItemId: "a catalogue decoration item (catalogue is not built yet)",
+  mockId: "a proof (proofs is not built yet)",
+};
+
+/**
+ * Valid bodies the schema alone cannot give (a value whose meaning is another resource, or a
+ * rule across fields). Everything else is generated from the body schema's required fields.
+ */
+const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
+  createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
+  updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  reorderQuoteGroup: (ids) => ({
+    items: [{ id: ids.lineId, kind: "line" }, { id: ids.decorationId, kind: "decoration" }],
+  }),
+};
+
+const REQUEST_TIMEOUT_MS = 15_000;
+let requests = 0;
+const DEEP = 10_000;
+
+/** A zod schema as JSON Schema: the root (for its `$defs`) and the object itself. */
+function toSchema(schema: z.ZodType): JsonSchema {
+  const root = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  // A schema with an id is written as a `$ref` into `$defs`; keep `$defs` beside what it names.
+  return { ...deref(root, root), $defs: root.$defs };
+}
+
+/** Resolves local `$ref`s of a zod-made JSON Schema (its `$defs`). */
+function deref(root: JsonSchema, schema: JsonSchema): JsonSchema {
+  let at = schema;
+  while (typeof at.$ref === "string") {
+    const name = at.$ref.replace(/^#\/\$defs\//, "");
+    at = (root.$defs as Record<string, JsonSchema>)[name]!;
+  }
+  return at;
+}
+
+/** The non-null variants of a property schema (zod writes nullable as anyOf with null). */
+function branches(root: JsonSchema, schema: JsonSchema): JsonSchema[] {
+  const s = deref(root, schema);
+  const list = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
+  if (list) return list.flatMap((b) => branches(root, b)).filter((b) => b.type !== "null");
+  return [s];
+}
+
+function accepts(root: JsonSchema, schema: JsonSchema, type: string): boolean {
+  const s = deref(root, schema);
+  const list = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
+  if (list) return list.some((b) => accepts(root, b, type));
+  if (s.type === undefined) return s.const === undefined && s.enum === undefined;
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  // JSON has one number type: an integer field takes the number 12345 too.
+  return types.includes(type) || (type === "integer" && types.includes("number")) ||
+    (type === "number" && types.includes("integer"));
+}
+
+/** A value the schema accepts, from its required parts only. */
+function generate(root: JsonSchema, schema: JsonSchema): unknown {
+  const s = branches(root, schema)[0] ?? {};
+  if (s.const !== undefined) return s.const;
+  if (Array.isArray(s.enum)) return s.enum[0];
+  if (s.default !== undefined) return s.default;
+  switch (s.type) {
+    case "object": {
+      const props = (s.properties ?? {}) as Record<string, JsonSchema>;
+      return Object.fromEntries(
+        ((s.required ?? []) as string[]).map((key) => [key, generate(root, props[key]!)]),
+      );
+    }
+    case "array":
+      return Array.from(
+        { length: Number(s.minItems ?? 0) },
+        () => generate(root, s.items as JsonSchema),
+      );
+    case "string":
+      if (s.format === "uuid") return crypto.randomUUID();
+      if (s.format === "uri" || s.format === "url") return "https://example.com/x";
+      if (s.format === "date") return "2026-12-01";
+      if (s.format === "date-time") return "2026-12-01T09:00:00.000Z";
+      return "S".repeat(Math.max(1, Number(s.minLength ?? 1)));
+    case "integer":
+    case "number":
+      return Math.max(1, Number(s.minimum ?? 1));
+    case "boolean":
+      return false;
+    default:
+      return null;
+  }
+}
+
+interface BadValue {
+  name: string;
+  /** The raw JSON text of the value (1e309 cannot come from JSON.stringify). */
+  json: string;
+}
+
+/** Values one body field must refuse, derived from its schema. */
+function badValuesFor(root: JsonSchema, schema: JsonSchema): BadValue[] {
+  const bad: BadValue[] = [];
+  const wrongType = [
+    ["a number", "12345", "number"],
+    ["a string", '"zz-wrong-type"', "string"],
+    ["a boolean", "true", "boolean"],
+    ["an array", "[]", "array"],
+    ["an object", "{}", "object"],
+  ].find(([, , type]) => !accepts(root, schema, type!));
+  if (wrongType) bad.push({ name: `wrong type (${wrongType[0]})`, json: wrongType[1]! });
+  for (const s of branches(root, schema)) {
+    if (s.type === "string") {
+      if (typeof s.maxLength === "number") {
+        bad.push({ name: "over its length", json: JSON.stringify("a".repeat(s.maxLength + 1)) });
+      }
+      if (s.enum === undefined && s.format === undefined) {
+        bad.push({ name: "a NUL character", json: JSON.stringify("a\u0000b") });
+        bad.push({ name: "a lone surrogate", json: '"a\\ud800b"' });
+      }
+    }
+    if (s.type === "number" || s.type === "integer") {
+      if (typeof s.minimum === "number") {
+        bad.push({ name: "below its minimum", json: String(s.minimum === 0 ? -1 : s.minimum - 1) });
+      }
+      if (typeof s.maximum === "number") {
+        bad.push({ name: "above its maximum", json: String(s.maximum + 1) });
+      }
+      bad.push({ name: "1e309", json: "1e309" });
+      if (s.type === "integer") bad.push({ name: "a fraction", json: "1.5" });
+    }
+  }
+  return bad;
+}
+
+/** The published maximum of a numeric field, which the code must accept (the document's word). */
+function maximaOf(root: JsonSchema, schema: JsonSchema): number[] {
+  return branches(root, schema).filter((s) =>
+    (s.type === "number" || s.type === "integer") && typeof s.maximum === "number"
+  ).map((s) => s.maximum as number);
+}
+
+const fill = (route: RouteDef, ids: Record<string, string>): string =>
+  route.path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? "");
+
+function pathIds(route: RouteDef, fixture: Fixture): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
+    ids[name!] = fixture[PARAM_FIXTURES[name!]!];
+  }
+  return ids;
+}
+
+interface Answer {
+  status: number;
+  body: Json;
+  text: string;
+}
+
+/** One request with a deadline: a hang fails the sweep rather than the CI's clock. */
+async function send(
+  stack: TestStack,
+  key: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<Answer> {
+  requests++;
+  const res = await fetch(`${stack.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      "x-api-key": key,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let parsed: Json = {};
+  try {
+    parsed = JSON.parse(text) as Json;
+  } catch { /* asserted by the callers that need a body */ }
+  return { status: res.status, body: parsed, text };
+}
+
+/** A refusal as the conventions promise it: a 4xx envelope, nothing of the insides. */
+function assertRefused(answer: Answer, what: string, status?: number | number[]): void {
+  const wanted = status === undefined ? null : Array.isArray(status) ? status : [status];
+  assert(
+    answer.status >= 400 && answer.status < 500 && (!wanted || wanted.includes(answer.status)),
+    `${what}: expected ${wanted?.join("/") ?? "a 4xx"}, got ${answer.status} ${answer.text}`,
+  );
+  assertEquals(answer.body.status, false, `${what}: ${answer.text}`);
+  assert(typeof answer.body.error === "string", `${what}: no error code in ${answer.text}`);
+  assert(typeof answer.body.message === "string", `${what}: no message in ${answer.text}`);
+  assert(
+    !/\bat \S+:\d+:\d+|\b(SELECT|INSERT|UPDATE|DELETE)\s+\S+|postgres|RangeError|TypeError/.test(
+      answer.text,
+    ),
+    `${what}: leaks internals: ${answer.text}`,
+  );
+}
+
+/** Whether a 400 names the field (in a detail's path, or the message when there is none). */
+function names(answer: Answer, field: string): boolean {
+  const details = (answer.body.details ?? []) as { path: string }[];
+  return details.some((d) => d.path === field || d.path.startsWith(`${field}.`)) ||
+    (details.length === 0 && String(answer.body.message).includes(field));
+}
+
+/** Everything an organisation can read back, plus every outbox row: the "nothing written" view. */
+async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Promise<unknown> {
+  const read = async (path: string): Promise<unknown> => {
+    const answer = await send(stack, tenant.apiKey, "GET", path);
+    assertEquals(answer.status, 200, `${path}: ${answer.text}`);
+    return answer.body.data;
+  };
+  return {
+    quotes: await read("/v1/quotes?limit=100"),
+    markupGroups: await read("/v1/markup-groups?limit=100"),
+    taxRates: await read("/v1/tax-rates?limit=100"),
+    webhooks: await read("/v1/webhooks?limit=100"),
+    deliveries: await read(`/v1/webhooks/${fixture.webhookId}/deliveries?limit=100`),
+  };
+}
+
+async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
+  const all: Record<string, unknown[]> = {};
+  for (const schema of ["gateway", "quotes", "webhooks"]) {
+    const sql = connect(stack.db.url, { schema, max: 1 });
+    try {
+      all[schema] = [...await sql`SELECT id, type, aggregate_id FROM outbox ORDER BY id`];
+    } finally {
+      await sql.end();
+    }
+  }
+  return all;
+}
+
+async function createFixture(
+  stack: TestStack,
+  tenant: Tenant,
+  receiverUrl: string,
+): Promise<Fixture> {
+  const post = async (path: string, body: unknown): Promise<string> => {
+    const answer = await send(stack, tenant.apiKey, "POST", path, JSON.stringify(body));
+    assert(answer.status === 201 || answer.status === 200, `${path}: ${answer.text}`);
+    return (answer.body.data as { id: string }).id;
+  };
+  const webhookId = await post("/v1/webhooks", { url: receiverUrl, event: "quote.created" });
+  const quoteId = await post("/v1/quotes", { reference: "Sweep" });
+  const groupId = await post(`/v1/quotes/${quoteId}/groups`, { name: "Front" });
+  const lineId = await post(`/v1/quote-groups/${groupId}/lines`, {
+    lineType: "Garment",
+    productName: "Gildan 5000",
+  });
+  const variantId = await post(`/v1/quote-lines/${lineId}/variants`, {
+    size: "M",
+    colour: "Black",
+    quantity: 12,
+    buyPrice: 6,
+    markupType: "percentage",
+    markupValue: 33,
+  });
+  const decorationId = await post(`/v1/quote-groups/${groupId}/decorations`, {
+    quantity: 12,
+    unitCost: 1.2,
+    markupType: "percentage",
+    markupValue: 50,
+  });
+  const band = { from: 0, markupType: "percentage", markupValue: 40 };
+  const markupGroupId = await post("/v1/markup-groups", {
+    name: "Garments",
+    lane: "garment",
+    bands: [{ ...band, from: 1 }],
+  });
+  const setupMarkupGroupId = await post("/v1/markup-groups", {
+    name: "Setup",
+    lane: "setup",
+    bands: [band],
+  });
+  const taxRateId = await post("/v1/tax-rates", { name: "VAT", ratePct: 20 });
+  let deliveryId = "";
+  await waitFor(
+    "the fixture's delivery to succeed",
+    async () => {
+      const answer = await send(
+        stack,
+        tenant.apiKey,
+        "GET",
+        `/v1/webhooks/${webhookId}/deliveries`,
+      );
+      const items = (answer.body.data as { items: { id: string; status: string }[] }).items;
+      deliveryId = items.find((d) => d.status === "succeeded")?.id ?? "";
+      return deliveryId !== "";
+    },
+    20_000,
+    100,
+  );
+  return {
+    quoteId,
+    groupId,
+    lineId,
+    variantId,
+    decorationId,
+    markupGroupId,
+    setupMarkupGroupId,
+    taxRateId,
+    webhookId,
+    deliveryId,
+  };
+}
+
+Deno.test("every route of the table, swept: bad input, other tenants, scopes, nothing written", async (t) => {
+  await using receiver = await startWebhookReceiver();
+  // Thousands of requests in seconds: the rate limit is not what this sweep is about.
+  await using stack = await startTestStack({ env: { RATE_LIMIT_PER_MINUTE: "1000000" } });
+  const a = await stack.tenant(ALL_SCOPES, "Sweep A");
+  const b = await stack.tenant(ALL_SCOPES, "Sweep B");
+  const fa = await createFixture(stack, a, receiver.url);
+  const fb = await createFixture(stack, b, receiver.url);
+  // One key per scope the table uses, lacking exactly that scope.
+  const lacking = new Map<string, string>();
+  for (const scope of [...new Set(ROUTES.map((r) => r.scope)), "costs.read"]) {
+    if (scope === null) continue;
+    const tenant = await stack.admin<{ data: { apiKey: string } }>(
+      "POST",
+      `/admin/organizations/${a.organizationId}/api-keys`,
+      { scopes: ALL_SCOPES.filter((s) => s !== scope) },
+    );
+    lacking.set(scope, tenant.data.apiKey);
+  }
+
+  const before = {
+    a: await snapshot(stack, a, fa),
+    b: await snapshot(stack, b, fb),
+    outboxes: await outboxes(stack),
+  };
+
+  await t.step("every route of the table can be swept", () => {
+    const problems: string[] = [];
+    for (const route of ROUTES) {
+      for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
+        if (!PARAM_FIXTURES[name!]) problems.push(`${route.operationId}: no fixture for {${name}}`);
+      }
+      if (!route.body) continue;
+      const schema = toSchema(route.body);
+      for (const [field, prop] of Object.entries((schema.properties ?? {}) as Json)) {
+        const uuid = branches(schema, prop as JsonSchema).some((s) => s.format === "uuid");
+        if (uuid && !REFERENCE_FIELDS[field] && !UNRESOLVED_REFERENCES[field]) {
+          problems.push(
+            `${route.operationId}: body field "${field}" names a resource the sweep does not know`,
+          );
+        }
+      }
+      const body = validBody(route, fa, receiver.url);
+      const parsed = route.body.safeParse(body);
+      if (!parsed.success) {
+        problems.push(
+          `${route.operationId}: no valid body (give it one in VALID_BODIES): ` +
+            JSON.stringify(parsed.error.issues),
+        );
+      }
+    }
+    assertEquals(problems, []);
+  });
+
+  for (const route of ROUTES) {
+    const op = `${route.operationId} (${route.method} ${route.path})`;
+    await t.step(op, async (t) => {
+      const path = fill(route, pathIds(route, fa));
+      const takesBody = route.method !== "GET";
+      const validText = route.body ? JSON.stringify(validBody(route, fa, receiver.url)) : undefined;
+
+      await t.step("bad input", async () => {
+        for (const [name] of route.path.matchAll(/\{(\w+)\}/g)) {
+          const ids = { ...pathIds(route, fa), [name.slice(1, -1)]: "not-a-uuid" };
+          assertRefused(
+            await send(stack, a.apiKey, route.method, fill(route, ids), validText),
+            `${op}: ${name} not a UUID`,
+            [400, 404],
+          );
+        }
+        const unknown = await send(stack, a.apiKey, route.method, `${path}?zzSweep=1`, validText);
+        assertRefused(unknown, `${op}: unknown query parameter`, 400);
+        assert(names(unknown, "zzSweep"), `${op}: the unknown parameter is named: ${unknown.text}`);
+        const query = route.query ? toSchema(route.query) : null;
+        const queryProps = Object.keys((query?.properties ?? {}) as Json);
+        for (const param of queryProps.filter((p) => p === "limit" || p === "offset")) {
+          for (const value of ["-1", "abc", "1e9", "1.5"]) {
+            const answer = await send(stack, a.apiKey, route.method, `${path}?${param}=${value}`);
+            assertRefused(answer, `${op}: ${param}=${value}`, 400);
+            assert(names(answer, param), `${op}: ${param}=${value} is named: ${answer.text}`);
+          }
+        }
+        if (queryProps.length > 0) {
+          const param = queryProps.includes("limit") ? "limit" : queryProps[0]!;
+          const answer = await send(stack, a.apiKey, route.method, `${path}?${param}=1&${param}=2`);
+          assertRefused(answer, `${op}: repeated ${param}`, 400);
+        }
+        if (!takesBody) return;
+        const deep = `{"x":${"[".repeat(DEEP)}${"]".repeat(DEEP)}}`;
+        assertRefused(
+          await send(stack, a.apiKey, route.method, path, deep),
+          `${op}: deep JSON`,
+          400,
+        );
+        for (const text of ["{", "[]", "1", '"text"', "null"]) {
+          assertRefused(
+            await send(stack, a.apiKey, route.method, path, text),
+            `${op}: body ${text}`,
+            400,
+          );
+        }
+        const guard = '"zzSweepUnknown":true';
+        const unknownField = await send(stack, a.apiKey, route.method, path, `{${guard}}`);
+        assertRefused(unknownField, `${op}: unknown body field`, 400);
+        assert(
+          names(unknownField, "zzSweepUnknown"),
+          `${op}: unknown field named: ${unknownField.text}`,
+        );
+        if (!route.body) return;
+        const schema = toSchema(route.body);
+        for (const [field, prop] of Object.entries((schema.properties ?? {}) as Json)) {
+          // The guard field makes every one of these a refusal, should the field's own check be
+          // missing: the assertion is then that the field is named, and nothing is written.
+          for (const bad of badValuesFor(schema, prop as JsonSchema)) {
+            const answer = await send(
+              stack,
+              a.apiKey,
+              route.method,
+              path,
+              `{"${field}":${bad.json},${guard}}`,
+            );
+            assertRefused(answer, `${op}: ${field} ${bad.name}`, 400);
+            assert(names(answer, field), `${op}: ${field} ${bad.name} is named: ${answer.text}`);
+          }
+          for (const max of maximaOf(schema, prop as JsonSchema)) {
+            const answer = await send(
+              stack,
+              a.apiKey,
+              route.method,
+              path,
+              `{"${field}":${max},${guard}}`,
+            );
+            assertRefused(answer, `${op}: ${field} at its published maximum`, 400);
+            assert(
+              !names(answer, field),
+              `${op}: ${field} = ${max} is published as allowed but refused: ${answer.text}`,
+            );
+          }
+        }
+      });
+
+      if (route.path.includes("{")) {
+        await t.step("another organisation's ids are unknown ids", async () => {
+          const theirs = await send(stack, b.apiKey, route.method, path, validText);
+          const randomIds = Object.fromEntries(
+            Object.keys(pathIds(route, fa)).map((name) => [name, crypto.randomUUID()]),
+          );
+          const unknown = await send(
+            stack,
+            b.apiKey,
+            route.method,
+            fill(route, randomIds),
+            validText,
+          );
+          const shape = (answer: Answer, ids: Record<string, string>): unknown => ({
+            status: answer.status,
+            error: answer.body.error,
+            message: Object.values(ids).reduce(
+              (m, id) => m.replaceAll(id, "<id>"),
+              String(answer.body.message),
+            ),
+          });
+          assertEquals(shape(theirs, pathIds(route, fa)), shape(unknown, randomIds), op);
+          if (!route.unknownIdSucceeds) assertEquals(theirs.status, 404, `${op}: ${theirs.text}`);
+        });
+      }
+
+      if (route.body) {
+        await t.step("another organisation's ids inside the body are refused", async () => {
+          const schema = toSchema(route.body!);
+          const fields = Object.keys((schema.properties ?? {}) as Json).filter((f) =>
+            REFERENCE_FIELDS[f]
+          );
+          const ownPath = fill(route, pathIds(route, fb));
+          for (const field of fields) {
+            const body = {
+              ...validBody(route, fb, receiver.url) as Json,
+              [field]: fa[REFERENCE_FIELDS[field]!],
+            };
+            const answer = await send(stack, b.apiKey, route.method, ownPath, JSON.stringify(body));
+            assertRefused(answer, `${op}: B names A's ${field}`, [400, 404, 409]);
+          }
+          if (route.operationId === "reorderQuoteGroup") {
+            const answer = await send(
+              stack,
+              b.apiKey,
+              route.method,
+              ownPath,
+              JSON.stringify(validBody(route, fa, receiver.url)),
+            );
+            assertRefused(answer, `${op}: B reorders with A's row ids`, [400, 404, 409]);
+          }
+        });
+      }
+
+      if (route.scope) {
+        await t.step(`without ${route.scope}: 403 naming it`, async () => {
+          const answer = await send(
+            stack,
+            lacking.get(route.scope!)!,
+            route.method,
+            path,
+            validText,
+          );
+          assertRefused(answer, `${op}: without ${route.scope}`, 403);
+          assertEquals(answer.body.error, "insufficient_scope");
+          assert(String(answer.body.message).includes(route.scope!), answer.text);
+        });
+      }
+
+      if (route.body) {
+        const schema = toSchema(route.body);
+        const costFields = Object.keys((schema.properties ?? {}) as Json).filter((f) =>
+          (COSTS_READ_FIELDS as readonly string[]).includes(f)
+        );
+        if (costFields.length > 0) {
+          await t.step("a cost or margin field without costs.read: 403", async () => {
+            for (const field of costFields) {
+              const value = generate(schema, (schema.properties as Json)[field] as JsonSchema);
+              const body = { ...validBody(route, fa, receiver.url) as Json, [field]: value };
+              const answer = await send(
+                stack,
+                lacking.get("costs.read")!,
+                route.method,
+                path,
+                JSON.stringify(body),
+              );
+              assertRefused(answer, `${op}: ${field} without costs.read`, 403);
+              assert(String(answer.body.message).includes(field), answer.text);
+            }
+          });
+        }
+      }
+    });
+  }
+
+  await t.step("nothing was written by any refused request", async () => {
+    assertEquals(await snapshot(stack, a, fa), before.a);
+    assertEquals(await snapshot(stack, b, fb), before.b);
+    assertEquals(await outboxes(stack), before.outboxes);
+    console.log(`the sweep sent ${requests} requests over ${ROUTES.length} operations`);
+  });
+});
+
+/** A body the operation accepts: an override, or the required fields the schema generates. */
+function validBody(route: RouteDef, ids: Fixture, receiverUrl: string): unknown {
+  const override = VALID_BODIES[route.operationId];
+  if (override) return override(ids, receiverUrl);
+  if (!route.body) return {};
+  const schema = toSchema(route.body);
+  return generate(schema, schema);
+}
