@@ -1,8 +1,17 @@
 import type { z } from "zod";
 import { asRecord, type JsonSchema, SCHEMA_REF, SchemaSet } from "./json_schema.ts";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "./limits.ts";
+import { COSTS_READ_FIELDS } from "./costs.ts";
+import { COSTS_READ } from "./scopes.ts";
 import { ErrorEnvelope, successEnvelope } from "./contracts/common.ts";
-import { ERROR_CODES, type ErrorCode, type ErrorStatus } from "./http/errors.ts";
+import type { SuccessStatus } from "./contracts/operation.ts";
+import { TAGS } from "./contracts/tags.ts";
+import {
+  CONNECTION_ERROR_CODES,
+  ERROR_CODES,
+  type ErrorCode,
+  type ErrorStatus,
+} from "./http/errors.ts";
 import { type HttpMethod, type RouteDef, ROUTES } from "./routes.ts";
 
 /** A JSON Schema (draft 2020-12, the OpenAPI 3.1 dialect) as emitted by `z.toJSONSchema`. */
@@ -14,6 +23,8 @@ export interface OpenApiReference {
 
 export interface OpenApiMediaType {
   schema: JsonSchema;
+  /** What a client sends or receives; the tests check it against `schema`. */
+  example?: unknown;
 }
 
 export interface OpenApiParameter {
@@ -22,6 +33,7 @@ export interface OpenApiParameter {
   required: boolean;
   description?: string;
   schema: JsonSchema;
+  example?: unknown;
 }
 
 export interface OpenApiHeader {
@@ -68,7 +80,7 @@ export interface OpenApiDocument {
   openapi: "3.1.0";
   info: { title: string; version: string; description: string };
   servers: { url: string; description?: string }[];
-  tags: { name: string }[];
+  tags: { name: string; description?: string }[];
   paths: Record<string, OpenApiPathItem>;
   components: {
     schemas: Record<string, JsonSchema>;
@@ -121,25 +133,92 @@ const SECURITY: OpenApiSecurityRequirement[] = [
   { PartnerClientId: [], PartnerClientSecret: [], PartnerToken: [], PartnerOrganization: [] },
 ];
 
-/** Component name and summary for each error status; keyed by ErrorStatus so a new one fails to compile. */
-const ERROR_RESPONSES: Record<ErrorStatus, { name: string; title: string }> = {
+interface ErrorResponseSpec {
+  /** Its name under `components/responses`. */
+  name: string;
+  title: string;
+  /** A typical answer; without one, the ErrorEnvelope schema's own example (a 400) is shown. */
+  example?: { error: ErrorCode; message: string };
+}
+
+/**
+ * Component name, summary and a typical answer of each error status; keyed by ErrorStatus so a
+ * new one fails to compile. A status no operation can answer (405 is for a method the path does
+ * not take, so no operation of the document) gets no component: the introduction tells of it.
+ */
+const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
   400: { name: "BadRequest", title: "The request is malformed or fails validation" },
-  401: { name: "Unauthorized", title: "The credential is missing, malformed or revoked" },
-  403: { name: "Forbidden", title: "The credential may not do this" },
-  404: { name: "NotFound", title: "No such endpoint or resource" },
+  401: {
+    name: "Unauthorized",
+    title: "The credential is missing, malformed or revoked",
+    example: { error: "unauthenticated", message: "Invalid or revoked API key" },
+  },
+  403: {
+    name: "Forbidden",
+    title: "The credential may not do this: it lacks the operation's scope (or `costs.read` " +
+      "for a cost or margin field), or names an organisation it may not act for",
+    example: {
+      error: "insufficient_scope",
+      message: 'Setting "buyPrice" needs scope "costs.read"',
+    },
+  },
+  404: {
+    name: "NotFound",
+    title: "No such row in this organisation; another organisation's looks exactly the same",
+    example: {
+      error: "not_found",
+      message: 'Quote "0193a1b2-4c5d-7e6f-8a90-1b2c3d4e5f60" was not found',
+    },
+  },
   405: {
     name: "MethodNotAllowed",
     title: "The path exists, but not with this method; `Allow` lists the methods it takes",
   },
-  409: { name: "Conflict", title: "Conflicts with the resource's state or an idempotent request" },
-  413: { name: "PayloadTooLarge", title: "The request body is over the size limit" },
+  409: {
+    name: "Conflict",
+    title: "Conflicts with the resource's state, or with an earlier request under the same " +
+      "`Idempotency-Key`",
+    example: {
+      error: "conflict",
+      message: 'Quote "0193a1b2-4c5d-7e6f-8a90-1b2c3d4e5f60" is sent; reopen it (status draft) ' +
+        "before changing its rows",
+    },
+  },
+  413: {
+    name: "PayloadTooLarge",
+    title: "The request body is over `maxBodyBytes` (GET /v1/reference/limits)",
+    example: {
+      error: "payload_too_large",
+      message: "Request body exceeds the limit of 1048576 bytes",
+    },
+  },
   415: {
     name: "UnsupportedMediaType",
     title: "The body is compressed (Content-Encoding); bodies are taken uncompressed",
+    example: {
+      error: "unsupported_media_type",
+      message: 'Request bodies are accepted uncompressed only; drop Content-Encoding "gzip" and ' +
+        "send the JSON as it is",
+    },
   },
-  429: { name: "TooManyRequests", title: "The credential's rate limit is exhausted" },
-  500: { name: "InternalError", title: "An unexpected failure" },
-  503: { name: "ServiceUnavailable", title: "A service behind the gateway is not answering" },
+  429: {
+    name: "TooManyRequests",
+    title: "The credential's rate limit is exhausted; retry after `Retry-After` seconds",
+    example: { error: "rate_limited", message: "Rate limit of 600 requests per minute exceeded" },
+  },
+  500: {
+    name: "InternalError",
+    title: "An unexpected failure, logged under the request id; a retry may succeed",
+    example: {
+      error: "internal_error",
+      message: "Unexpected server error (request id 0193a1b4-5d6e-7f80-9a1b-2c3d4e5f6a7b)",
+    },
+  },
+  503: {
+    name: "ServiceUnavailable",
+    title: "A service behind the gateway, or the partner identity provider, is not answering",
+    example: { error: "service_unavailable", message: "The quotes service is unavailable" },
+  },
 };
 
 const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, OpenApiHeader>>> = {
@@ -230,8 +309,10 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
     }
     schemas[name] = schema;
   }
+  annotateCostFields([...Object.values(schemas), ...outputResult.roots, ...inputResult.roots]);
 
   const paths: Record<string, OpenApiPathItem> = {};
+  const answered = new Set<ErrorStatus>();
   for (const plan of plans) {
     const { route } = plan;
     const parameters: (OpenApiParameter | OpenApiReference)[] = pathParameters(route.path);
@@ -244,37 +325,58 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
     }
 
     const responses: Record<string, OpenApiResponse | OpenApiReference> = {};
+    const answers: JsonSchema[] = [];
     for (const { status, root } of plan.responses) {
       const headers = WRITE_METHODS.has(route.method)
         ? { ...SUCCESS_HEADERS, ...REPLAY_HEADER }
         : SUCCESS_HEADERS;
-      responses[status] = root === undefined ? { description: "No content", headers } : {
+      if (root === undefined) {
+        responses[status] = { description: "No content", headers };
+        continue;
+      }
+      const schema = outputResult.roots[root]!;
+      answers.push(schema);
+      const data = route.examples?.responses?.[Number(status) as SuccessStatus];
+      const example = envelopeExample(schema, data, schemas);
+      responses[status] = {
         description: status === "201" ? "Created" : "OK",
         headers,
-        content: { "application/json": { schema: outputResult.roots[root]! } },
+        content: { "application/json": { schema, ...(example === undefined ? {} : { example }) } },
       };
     }
     for (const status of errorStatuses(route)) {
+      answered.add(status);
       responses[String(status)] = {
         $ref: `#/components/responses/${ERROR_RESPONSES[status].name}`,
       };
     }
 
+    const body = plan.body === undefined ? undefined : inputResult.roots[plan.body]!;
+    const bodyExample = route.examples?.body ??
+      (body === undefined ? undefined : exampleOf(body, schemas));
+    const bodyDescription = body === undefined ? undefined : resolve(body, schemas).description;
     const operation: OpenApiOperation = {
       operationId: route.operationId,
       summary: route.summary,
-      description: route.scope === null
-        ? "Any valid credential may call this; no scope is needed."
-        : `Requires scope \`${route.scope}\`.`,
+      description: operationDescription(
+        route,
+        costFieldsIn(body === undefined ? answers : [body, ...answers], schemas),
+      ),
       tags: [route.tag],
       security: SECURITY,
       ...(route.scope === null ? {} : { "x-required-scope": route.scope }),
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(route.body !== undefined && plan.body !== undefined
+      ...(route.body !== undefined && body !== undefined
         ? {
           requestBody: {
+            ...(typeof bodyDescription === "string" ? { description: bodyDescription } : {}),
             required: !acceptsEmptyBody(route.body),
-            content: { "application/json": { schema: inputResult.roots[plan.body]! } },
+            content: {
+              "application/json": {
+                schema: body,
+                ...(bodyExample === undefined ? {} : { example: bodyExample }),
+              },
+            },
           },
         }
         : {}),
@@ -294,6 +396,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
         "Every response is JSON. Success bodies are `{ status, message, data }`; failures are an",
         "`ErrorEnvelope` whose `error` code never changes meaning. Writes accept an optional",
         "`Idempotency-Key` header so that a retried request can be recognised.",
+        costFieldsNote(),
+        unansweredNote(answered),
       ].join(" "),
     },
     servers: [{ url: "/" }],
@@ -301,7 +405,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
     paths,
     components: {
       schemas: sortKeys(schemas),
-      responses: errorResponses(errorSchema),
+      responses: errorResponses(errorSchema, answered, schemas),
       parameters: {
         IdempotencyKey: {
           name: "Idempotency-Key",
@@ -352,6 +456,10 @@ function pathParameters(path: string): OpenApiParameter[] {
     name: match[1]!,
     in: "path",
     required: true,
+    // `markupGroupId` → "The markup group's id".
+    description: `The ${
+      match[1]!.replace(/Id$/, "").replace(/(?<=[a-z])(?=[A-Z])/g, " ").toLowerCase()
+    }'s id`,
     schema: { type: "string", format: "uuid" },
   }));
 }
@@ -362,46 +470,243 @@ function queryParameters(route: RouteDef, query: JsonSchema): OpenApiParameter[]
   }
   const required = new Set(Array.isArray(query.required) ? query.required : []);
   return Object.entries(asRecord(query.properties)).map(([name, value]) => {
-    const schema = asRecord(value);
+    // The description is the parameter's; its schema need not say it again.
+    const { description, ...schema } = asRecord(value);
+    const example = route.examples?.query?.[name];
     return {
       name,
       in: "query",
       required: required.has(name),
-      ...(typeof schema.description === "string" ? { description: schema.description } : {}),
+      ...(typeof description === "string" ? { description } : {}),
       schema,
+      ...(example === undefined ? {} : { example }),
     };
   });
 }
 
+/**
+ * The error statuses an operation can answer, from what the gateway and the service do with
+ * every request (see gateway/app.ts and shared/service_app.ts) and what the declaration says.
+ */
 function errorStatuses(route: RouteDef): ErrorStatus[] {
-  const statuses: ErrorStatus[] = [400, 401, 403, 404];
-  // Writes can clash with state or with an idempotency key; only a body can be too large.
+  // Any request can break a validation rule (an undeclared query parameter or body is refused
+  // too), fail authentication, lack a scope or name another organisation.
+  const statuses: ErrorStatus[] = [400, 401, 403];
+  // An id in the path may name nothing this organisation has.
+  if (/\{\w+\}/.test(route.path) && route.unknownIdSucceeds !== true) statuses.push(404);
+  // A write can clash with the row's state or with an earlier use of its Idempotency-Key.
   if (WRITE_METHODS.has(route.method)) statuses.push(409);
-  if (route.body) statuses.push(413);
+  // Only a body can be too large or compressed.
+  if (route.body) statuses.push(413, 415);
+  // Every request takes a token; a service, or the partner token check, may be down.
   statuses.push(429, 500, 503);
   return statuses;
 }
 
-function errorResponses(errorSchema: JsonSchema): Record<string, OpenApiResponse> {
-  const codesByStatus = new Map<ErrorStatus, ErrorCode[]>();
-  for (const [code, status] of Object.entries(ERROR_CODES) as [ErrorCode, ErrorStatus][]) {
-    codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code]);
-  }
+function errorCodesOf(status: ErrorStatus): ErrorCode[] {
+  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code] === status);
+}
+
+/** A component for each status some operation answers, with a typical answer as its example. */
+function errorResponses(
+  errorSchema: JsonSchema,
+  answered: ReadonlySet<ErrorStatus>,
+  components: Record<string, JsonSchema>,
+): Record<string, OpenApiResponse> {
   const responses: Record<string, OpenApiResponse> = {};
-  for (const [status, { name, title }] of Object.entries(ERROR_RESPONSES)) {
-    const codes = codesByStatus.get(Number(status) as ErrorStatus) ?? [];
-    const headers = ERROR_HEADERS[Number(status) as ErrorStatus];
+  for (const status of [...answered].sort((a, b) => a - b)) {
+    const { name, title, example } = ERROR_RESPONSES[status];
+    const codes = errorCodesOf(status);
+    const headers = ERROR_HEADERS[status];
+    const shown = example === undefined
+      ? exampleOf(errorSchema, components)
+      : { ...example, status: false };
     responses[name] = {
       description: `${title}. \`error\` is one of: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
       ...(headers ? { headers } : {}),
-      content: { "application/json": { schema: errorSchema } },
+      content: {
+        "application/json": {
+          schema: errorSchema,
+          ...(shown === undefined ? {} : { example: shown }),
+        },
+      },
     };
   }
   return responses;
 }
 
-function uniqueTags(routes: readonly RouteDef[]): { name: string }[] {
-  return [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+/** The document's word on statuses no operation answers: 405, and what the edge refuses. */
+function unansweredNote(answered: ReadonlySet<ErrorStatus>): string {
+  const unanswered = (Object.keys(ERROR_RESPONSES).map(Number) as ErrorStatus[])
+    .filter((status) => !answered.has(status))
+    .map((status) => {
+      const codes = errorCodesOf(status).map((c) => `\`${c}\``).join(", ");
+      return `${status} ${codes} (${ERROR_RESPONSES[status].title})`;
+    });
+  const edge = Object.entries(CONNECTION_ERROR_CODES).map(([code, status]) =>
+    `${status} \`${code}\``
+  );
+  return [
+    ...(unanswered.length > 0
+      ? [`Beyond what each operation lists: ${unanswered.join("; ")}.`]
+      : []),
+    `Before a request reaches an operation, the gateway may refuse its connection with ${
+      edge.join(", ")
+    }.`,
+  ].join(" ");
+}
+
+/** The fields costs.read governs, matched by name at any depth as shared/costs.ts matches them. */
+const RESTRICTED_FIELDS: ReadonlySet<string> = new Set(COSTS_READ_FIELDS);
+
+function costFieldsNote(): string {
+  return `Cost and margin fields (${
+    COSTS_READ_FIELDS.map((f) => `\`${f}\``).join(", ")
+  }) are answered and accepted only with scope \`${COSTS_READ}\`: without it they are absent ` +
+    `from every answer, webhook and event log entry, and a write that sets one is refused with ` +
+    `403 \`insufficient_scope\`.`;
+}
+
+/** Appends the costs.read rule to each cost or margin property's description, wherever it is. */
+function annotateCostFields(schemas: readonly JsonSchema[]): void {
+  const seen = new WeakSet<object>();
+  const visit = (node: unknown): void => {
+    if (typeof node !== "object" || node === null || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const schema = node as JsonSchema;
+    for (const [name, value] of Object.entries(asRecord(schema.properties))) {
+      const property = asRecord(value);
+      if (!RESTRICTED_FIELDS.has(name)) {
+        visit(property);
+        continue;
+      }
+      // Nothing inside a restricted field is visible without the scope either, so the note on
+      // the field itself is enough.
+      const note =
+        `needs scope \`${COSTS_READ}\` (absent without it; setting it without it is 403)`;
+      property.description = typeof property.description === "string"
+        ? `${property.description}; ${note}`
+        : note.charAt(0).toUpperCase() + note.slice(1);
+    }
+    for (const key of ["items", "prefixItems", "anyOf", "oneOf", "allOf", "additionalProperties"]) {
+      visit(schema[key]);
+    }
+  };
+  for (const schema of schemas) visit(schema);
+}
+
+/** The cost and margin fields an operation's body or answers contain, in the list's order. */
+function costFieldsIn(
+  roots: readonly JsonSchema[],
+  components: Record<string, JsonSchema>,
+): string[] {
+  const found = new Set<string>();
+  const seen = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    if (typeof node !== "object" || node === null || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const schema = node as JsonSchema;
+    if (typeof schema.$ref === "string") visit(resolve(schema, components));
+    for (const [name, value] of Object.entries(asRecord(schema.properties))) {
+      if (RESTRICTED_FIELDS.has(name)) found.add(name);
+      visit(value);
+    }
+    for (const key of ["items", "prefixItems", "anyOf", "oneOf", "allOf", "additionalProperties"]) {
+      visit(schema[key]);
+    }
+  };
+  for (const root of roots) visit(root);
+  return COSTS_READ_FIELDS.filter((field) => found.has(field));
+}
+
+/** Who may call the operation, in words (the same as `x-required-scope`), and its cost fields. */
+function operationDescription(route: RouteDef, costFields: readonly string[]): string {
+  const scope = route.scope === null
+    ? "Any valid credential may call this; no scope is needed."
+    : `Requires scope \`${route.scope}\`.`;
+  if (costFields.length === 0) return scope;
+  return `${scope} Its cost and margin fields (${
+    costFields.map((f) => `\`${f}\``).join(", ")
+  }) are answered and accepted only with \`${COSTS_READ}\` as well.`;
+}
+
+/**
+ * An example of a schema from the examples its parts declare: the schema's own first example,
+ * else one put together from its properties and items. Undefined when a required part has none,
+ * so a missing example shows in the tests instead of one made up from the schema's limits.
+ */
+function exampleOf(
+  schema: JsonSchema,
+  components: Record<string, JsonSchema>,
+  refs: ReadonlySet<string> = new Set(),
+): unknown {
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  const ref = schema.$ref;
+  if (typeof ref === "string") {
+    // A recursive schema has no finite example of its own making.
+    if (refs.has(ref)) return undefined;
+    return exampleOf(resolve(schema, components), components, new Set([...refs, ref]));
+  }
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const branches = [
+    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
+    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
+  ].map(asRecord);
+  if (branches.length > 0) {
+    for (const branch of branches) {
+      if (branch.type === "null") continue;
+      const example = exampleOf(branch, components, refs);
+      if (example !== undefined) return example;
+    }
+    return branches.some((b) => b.type === "null") ? null : undefined;
+  }
+  if (schema.type === "object" && typeof schema.properties === "object") {
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const example: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(asRecord(schema.properties))) {
+      const part = exampleOf(asRecord(value), components, refs);
+      if (part !== undefined) example[name] = part;
+      else if (required.has(name)) return undefined;
+    }
+    return example;
+  }
+  if (schema.type === "array" && typeof schema.items === "object") {
+    const item = exampleOf(asRecord(schema.items), components, refs);
+    return item === undefined ? undefined : [item];
+  }
+  return undefined;
+}
+
+/** The success envelope's example: `data` as the operation declares it, else its schema's. */
+function envelopeExample(
+  envelope: JsonSchema,
+  data: unknown,
+  components: Record<string, JsonSchema>,
+): unknown {
+  const properties = asRecord(envelope.properties);
+  const example = {
+    status: exampleOf(asRecord(properties.status), components),
+    message: exampleOf(asRecord(properties.message), components),
+    data: data ?? exampleOf(asRecord(properties.data), components),
+  };
+  return Object.values(example).some((part) => part === undefined) ? undefined : example;
+}
+
+function uniqueTags(routes: readonly RouteDef[]): { name: string; description?: string }[] {
+  const descriptions: Readonly<Record<string, string>> = TAGS;
+  return [...new Set(routes.map((r) => r.tag))].map((name) => ({
+    name,
+    ...(descriptions[name] === undefined ? {} : { description: descriptions[name] }),
+  }));
 }
 
 /** Follows a `$ref` into `components/schemas`, for the few places that need the schema's shape. */

@@ -146,17 +146,39 @@ Deno.test("buildOpenApiDocument() wraps success data in the envelope and errors 
       assert.deepEqual(envelope.required, ["status", "message", "data"]);
       assert.deepEqual(Object.keys(envelope.properties as object), ["status", "message", "data"]);
     }
-    const expected = ["400", "401", "403", "404", "429", "500", "503"];
+    // Every request is validated, authenticated, scope-checked and rate limited, and may meet
+    // a failure; an id in the path can be missing; a write can conflict (state or
+    // Idempotency-Key); only a body can be too large or compressed.
+    const expected = ["400", "401", "403", "429", "500", "503"];
+    if (route.path.includes("{") && !route.unknownIdSucceeds) expected.push("404");
     if (route.method !== "GET") expected.push("409");
-    if (route.body) expected.push("413");
+    if (route.body) expected.push("413", "415");
+    const errors = Object.keys(operation.responses).filter((s) => Number(s) >= 400);
+    assert.deepEqual(errors.sort(), expected.sort(), route.operationId);
     for (const status of expected) {
       const response = deref(doc, operation.responses[status]!);
       assert.deepEqual(response.content?.["application/json"]?.schema, {
         $ref: "#/components/schemas/ErrorEnvelope",
       }, `${route.operationId} ${status}`);
     }
-    if (!route.body) assert.equal(operation.responses["413"], undefined);
   }
+  // No operation answers 405 (it is for a method a path does not take): the introduction says so.
+  assert.equal(doc.components.responses.MethodNotAllowed, undefined);
+  assert.match(doc.info.description, /405 `method_not_allowed`/);
+  assert.match(doc.info.description, /414 `uri_too_long`/);
+});
+
+Deno.test("buildOpenApiDocument() lists 404 for an id that may be missing, not for an unsubscribe", () => {
+  const statusesOf = (operationId: string): string[] => {
+    const route = ROUTES.find((r) => r.operationId === operationId)!;
+    return Object.keys(operationOf(doc, route).responses);
+  };
+  assert.ok(statusesOf("getQuote").includes("404"));
+  assert.ok(!statusesOf("listQuotes").includes("404"), "no id, nothing to miss");
+  assert.ok(!statusesOf("getMe").includes("404"));
+  assert.ok(!statusesOf("deleteWebhook").includes("404"), "unsubscribing an unknown id is a 200");
+  assert.ok(!statusesOf("getQuote").includes("409"), "a read conflicts with nothing");
+  assert.ok(statusesOf("deleteQuote").includes("409"));
 });
 
 Deno.test("buildOpenApiDocument() marks scope, security and the Idempotency-Key header", () => {

@@ -29,36 +29,105 @@ export const Email = z.email({ error: "Must be an email address" }).max(
   "Must be at most 320 characters",
 );
 
-export const ErrorEnvelope = z.object({
+/**
+ * Object fields, each given its one-line description for the documents. A resource's response
+ * and its write bodies take their descriptions from one table, so each field is described once;
+ * the compiler asks for a description of every field given. A field that is itself a component
+ * (a schema with an id) is left as it is: describing it would copy it inline, and the
+ * component's own description serves.
+ */
+export function described<const F extends Record<string, z.ZodType>>(
+  fields: F,
+  descriptions: { readonly [K in keyof F]: string },
+): F {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, schema]) => [
+      name,
+      z.globalRegistry.get(schema)?.id === undefined
+        ? schema.describe(descriptions[name as keyof F])
+        : schema,
+    ]),
+  ) as F;
+}
+
+/**
+ * Gives a schema the examples the documents show for it. Called right after the schema is
+ * declared, so the compiler checks each example against the schema's type (inside the schema's
+ * own `.meta()` an example's type would refer to the schema being declared); the OpenAPI tests
+ * check each one against the published JSON Schema as well.
+ */
+export function setExamples<S extends z.ZodType>(
+  schema: S,
+  ...examples: [z.output<S>, ...z.output<S>[]]
+): void {
+  z.globalRegistry.add(schema, { ...z.globalRegistry.get(schema), examples });
+}
+
+const ErrorDetailItem = z.object(described({ path: z.string(), message: z.string() }, {
+  path: "The offending field, dot-separated (`groups.0.name`), or the parameter or header name",
+  message: "What is wrong with it and what would be accepted",
+}));
+
+export const ErrorEnvelope = z.object(described({
   error: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES]),
   message: z.string(),
   status: z.literal(false),
-  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-}).meta({ id: "ErrorEnvelope" });
+  details: z.array(ErrorDetailItem).optional(),
+}, {
+  error: "Stable machine-readable code; each code always comes with the same HTTP status",
+  message: "Human-readable explanation that says what to change; not meant for parsing",
+  status: "Always false on an error",
+  details: "One entry per problem, where the failure concerns named fields",
+})).meta({ id: "ErrorEnvelope", description: "The body of every non-2xx answer" });
+setExamples(ErrorEnvelope, {
+  error: "validation_error",
+  message: 'Invalid request body: "quantity" must not be negative',
+  status: false,
+  details: [{ path: "quantity", message: "Must not be negative" }],
+});
 
 export function successEnvelope<T extends z.ZodType>(
   data: T,
 ): z.ZodObject<{ status: z.ZodBoolean; message: z.ZodString; data: T }> {
-  return z.object({ status: z.boolean(), message: z.string(), data });
+  return z.object({
+    ...described({
+      status: z.boolean().meta({ examples: [true] }),
+      message: z.string().meta({ examples: ["OK"] }),
+    }, {
+      status: "The operation's own outcome: false when it ran but did not succeed (a " +
+        "replayed delivery that failed again)",
+      message: 'Short human-readable outcome, such as "Quote created"; not meant for parsing',
+    }),
+    // Described by its own schema: a component's description, or a page's.
+    data,
+  });
 }
 
 /** Offset-list `data`: one page of items and the count of every matching row. */
 export function page<T extends z.ZodType>(
   item: T,
 ): z.ZodObject<{ items: z.ZodArray<T>; totalCount: z.ZodInt }> {
-  return z.object({ items: z.array(item), totalCount: z.int().min(0) });
+  return z.object(described({
+    items: z.array(item),
+    // The documents' list examples show one item, so one row matches.
+    totalCount: z.int().min(0).meta({ examples: [1] }),
+  }, {
+    items: "This page's rows, in the requested order",
+    totalCount: "How many rows match the filters across every page",
+  })).describe("One page of a list, with the count of every match");
 }
 
 /** Cursor-list `data`: one page of items and where the next one starts (null at the end). */
 export function cursorPage<T extends z.ZodType>(
   item: T,
 ): z.ZodObject<{ items: z.ZodArray<T>; nextCursor: z.ZodNullable<z.ZodString> }> {
-  return z.object({
+  return z.object(described({
     items: z.array(item),
-    nextCursor: z.string().nullable().meta({
-      description: "Pass as `cursor` for the next page; null when this page is the last",
-    }),
-  });
+    nextCursor: z.string().nullable(),
+  }, {
+    items: "This page's rows, in keyset order",
+    nextCursor: "Pass as `cursor` for the next page; null when this page is the last",
+  })).describe("One page of a cursor list");
 }
 
 export const SortDirection = z.enum(["asc", "desc"], { error: "Must be asc or desc" });
@@ -68,7 +137,9 @@ export const NonNegativeIntParam = z.string().regex(/^\d{1,9}$/, "Must be a whol
   .transform(Number);
 
 /** `data` of a DELETE: the id of what is gone. */
-export const Deleted = z.object({ id: Uuid }).meta({ id: "Deleted" });
+export const Deleted = z.object(described({ id: Uuid }, { id: "The id of the deleted row" }))
+  .meta({ id: "Deleted", description: "What a delete removed" });
+setExamples(Deleted, { id: "0192f4c1-7a3e-7b10-9c55-3e2f6a8d1b04" });
 
 /** The query of an endpoint that takes no parameters: any given one is refused by name. */
 export const NoQuery = z.strictObject({});
@@ -110,9 +181,16 @@ export function writeBodies<
       (required as readonly string[]).includes(key) ? schema : schema.optional(),
     ]),
   ) as CreateShape<F, R>;
+  const label = name.replace(/(?<=[a-z])(?=[A-Z])/g, " ").toLowerCase();
   return {
-    create: z.strictObject(create).meta({ id: `Create${name}Body` }),
-    update: z.strictObject(optionalAll(fields)).meta({ id: `Update${name}Body` }) as z.ZodObject<
+    create: z.strictObject(create).meta({
+      id: `Create${name}Body`,
+      description: `The fields of a new ${label}; those not given take their defaults`,
+    }),
+    update: z.strictObject(optionalAll(fields)).meta({
+      id: `Update${name}Body`,
+      description: `The ${label} fields to change; those not given stay as they are`,
+    }) as z.ZodObject<
       { [K in keyof F]: z.ZodOptional<F[K]> },
       z.core.$strict
     >,

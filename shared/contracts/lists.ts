@@ -4,7 +4,7 @@
  * shorthands for common filters. Parameter order is the order the document lists them in.
  */
 import { z } from "zod";
-import { NonNegativeIntParam, SortDirection } from "./common.ts";
+import { described, NonNegativeIntParam, SortDirection } from "./common.ts";
 
 /** `filters`: a URL-encoded JSON array in the filter language (see filters.ts). */
 export const FiltersParam = z.string().max(20_000, "Must be at most 20000 characters");
@@ -69,12 +69,20 @@ function listQuery(
   return z.strictObject({
     ...paging,
     ...options.named,
-    ...(options.search ? { search: SearchParam.optional() } : {}),
-    sortField: z.enum(options.sortFields, {
-      error: `Must be one of ${options.sortFields.join(", ")}`,
-    }).optional(),
-    sortDirection: SortDirection.optional(),
-    filters: FiltersParam.optional(),
+    ...described({
+      ...(options.search ? { search: SearchParam.optional() } : {}),
+      sortField: z.enum(options.sortFields, {
+        error: `Must be one of ${options.sortFields.join(", ")}`,
+      }).optional(),
+      sortDirection: SortDirection.optional(),
+      filters: FiltersParam.optional(),
+    }, {
+      search: "Text to look for (case-insensitive) in the list's searchable fields",
+      sortField: "Field to order by; the id breaks ties, so the order is stable",
+      sortDirection: "`asc` or `desc`; ascending when omitted",
+      filters: "URL-encoded JSON array of filters `{ field, op, value?, values?, from?, to? }`; " +
+        "ops: eq, ne, in, nin, contains, startsWith, gt, gte, lt, lte, between, isNull, isNotNull",
+    }),
   });
 }
 
@@ -84,7 +92,14 @@ export function offsetListQuery<
   const N extends z.ZodRawShape = Record<never, never>,
   const S extends boolean = false,
 >(options: ListQueryOptions<F, N, S>): OffsetListQuery<F, N, S> {
-  const paging = { limit: NonNegativeIntParam.optional(), offset: NonNegativeIntParam.optional() };
+  const paging = described({
+    limit: NonNegativeIntParam.optional(),
+    offset: NonNegativeIntParam.optional(),
+  }, {
+    limit: "Page size, a whole number ≥ 0; capped at `pageSizeMax` (GET /v1/reference/limits), " +
+      "which is also the size when omitted",
+    offset: "How many matching rows to skip, a whole number ≥ 0; 0 when omitted",
+  });
   return listQuery(paging, options) as unknown as OffsetListQuery<F, N, S>;
 }
 
@@ -94,6 +109,12 @@ export function cursorListQuery<
   const N extends z.ZodRawShape = Record<never, never>,
   const S extends boolean = false,
 >(options: ListQueryOptions<F, N, S>): CursorListQuery<F, N, S> {
-  const paging = { limit: PositiveIntParam.optional(), cursor: CursorParam.optional() };
+  const paging = described({
+    limit: PositiveIntParam.optional(),
+    cursor: CursorParam.optional(),
+  }, {
+    limit: "Page size, a whole number ≥ 1; capped at `pageSizeMax` (GET /v1/reference/limits)",
+    cursor: "The `nextCursor` of the previous page; omit for the first page",
+  });
   return listQuery(paging, options) as unknown as CursorListQuery<F, N, S>;
 }

@@ -10,6 +10,21 @@ import type { EventType } from "./platform.ts";
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type SuccessStatus = 200 | 201 | 204;
 
+/**
+ * What the document shows for an operation where its schemas' own examples do not tell the
+ * story (a create answers a fresh row, a status change the quote in its new status). Everything
+ * not given here comes from the first example of the schema concerned; the OpenAPI tests check
+ * every example against its schema.
+ */
+export interface OperationExamples {
+  /** Query parameters of the example request, as a client sends them. */
+  query?: Readonly<Record<string, string>>;
+  /** The example request body, when the body schema's example does not fit this operation. */
+  body?: unknown;
+  /** The example answer's `data` by status, when the data schema's example does not fit. */
+  responses?: Partial<Record<SuccessStatus, unknown>>;
+}
+
 /** One operation of a resource. */
 export interface OperationSpec {
   method: HttpMethod;
@@ -28,6 +43,12 @@ export interface OperationSpec {
   responses: Partial<Record<SuccessStatus, z.ZodType>>;
   /** Every event the operation may write (checked whenever contract checks are on). */
   events?: readonly EventType[];
+  /**
+   * True when an unknown id in the path is answered as a success rather than 404 (an
+   * unsubscribe that finds nothing to remove); the document then lists no 404.
+   */
+  unknownIdSucceeds?: true;
+  examples?: OperationExamples;
 }
 
 /** A declared operation: its spec, its name and the tag it is listed under. */

@@ -1,6 +1,6 @@
 /** Decorations of a quote group: print or embroidery placements, priced per unit and per setup. */
 import { z } from "zod";
-import { DateTime, Deleted, Text, Uuid, writeBodies } from "../common.ts";
+import { DateTime, Deleted, described, setExamples, Text, Uuid, writeBodies } from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import {
@@ -17,10 +17,70 @@ import {
   Url,
 } from "./values.ts";
 
-export const DecorationColour = z.object({ name: z.string(), isBase: z.boolean() });
+/** One description per field of a colour, as answered and as written. */
+const COLOUR_DESCRIPTIONS = {
+  name: "Ink or thread colour, as the shop names it",
+  isBase: "Whether this is the base (underbase) colour; at most one is, and it is listed first",
+};
+
+export const DecorationColour = z.object(described(
+  { name: z.string(), isBase: z.boolean() },
+  COLOUR_DESCRIPTIONS,
+));
+
+/** One description per field, for the decoration and its write bodies. */
+const DECORATION_DESCRIPTIONS = {
+  id: "The decoration's id",
+  quoteGroupId: "The group this decoration belongs to",
+  decorationItemId: "The catalogue decoration this was priced from, if any",
+  method: "Decoration technique",
+  position: "Where the decoration goes, as free text (`Front`, `Left chest`); trimmed, null " +
+    "for none",
+  quantity: "Units decorated",
+  setupCost: "What the setup (screens, digitising) costs the shop ex tax, up to 4 decimals",
+  unitCost: "What decorating one unit costs the shop ex tax, up to 4 decimals",
+  baseUnitCost: "Charge per unit ex tax: unitCost with the unit markup applied; writing it " +
+    "makes the unit lane `manual` and derives its markup",
+  baseSetupCost: "Setup charge ex tax: setupCost with the setup markup applied; writing it " +
+    "makes the setup lane `manual` and derives its markup",
+  includeSetupCost: "Whether the setup is charged; the setup lane is inert otherwise",
+  markupType: "Unit lane: `percentage` (of unitCost) or `fixed` (amount per unit); null on " +
+    "rows older than markups",
+  markupValue: "Unit lane markup: a percentage (may be negative or over 100) or an amount",
+  markupSource: "Unit lane: `manual` keeps its markup; `group` takes the band of its markup " +
+    "group matching the quantity, again whenever quantity or cost changes",
+  markupGroupId: "The decoration markup group a `group` unit lane bands through; null means " +
+    "the organisation's default decoration group for the method, which must then exist",
+  setupMarkupType: "Setup lane: `percentage` (of setupCost) or `fixed` (an amount)",
+  setupMarkupValue: "Setup lane markup: a percentage or an amount",
+  setupMarkupSource: "Setup lane: `manual` keeps its markup; `group` takes the band of its " +
+    "setup markup group matching the setup cost",
+  setupMarkupGroupId: "The setup markup group a `group` setup lane bands through; null means " +
+    "the organisation's default setup group, which must then exist",
+  rollUp: "Show the unit charge folded into the garment price; presentation only, totals " +
+    "are the same",
+  rollUpSetup: "Show the setup charge folded into the garment price; presentation only",
+  showOnDocuments: "Whether the row is drawn on customer documents (default true); hiding it " +
+    "folds its charge into the garment price",
+  description: "Title printed on the quote",
+  widthCm: "Print width in centimetres; 0 is a measurement, null means not given",
+  lengthCm: "Print length in centimetres; 0 is a measurement, null means not given",
+  necklineDropCm: "How far below the collar the print starts, in centimetres",
+  screenCount: "Screens needed (screen printing)",
+  screenMeshGrade: "Screen mesh grade (screen printing), such as `156`",
+  colourCount: "How many colours are printed; kept apart from `colours`",
+  colours: "Colours in the operator's order, the base colour first",
+  specialInstructions: "Internal notes for the shop floor; never shown to the customer",
+  artworkFileUrl: "Where the artwork file is",
+  separationFileUrl: "Where the colour separation file is",
+  sortOrder: "Position in the group's one sequence shared by lines and decorations, from 1; " +
+    "omit on create to append",
+  createdAt: "When the decoration was created",
+  updatedAt: "When the decoration last changed",
+};
 
 // Cost and margin fields are optional: they are absent without scope costs.read.
-export const QuoteGroupDecoration = z.object({
+export const QuoteGroupDecoration = z.object(described({
   id: Uuid,
   quoteGroupId: Uuid,
   decorationItemId: Uuid.nullable(),
@@ -57,13 +117,57 @@ export const QuoteGroupDecoration = z.object({
   sortOrder: z.int(),
   createdAt: DateTime,
   updatedAt: DateTime,
-}).meta({ id: "QuoteGroupDecoration" });
+}, DECORATION_DESCRIPTIONS)).meta({
+  id: "QuoteGroupDecoration",
+  description: "A print or embroidery placement of a quote group, with a unit and a setup lane",
+});
 export type QuoteGroupDecoration = z.infer<typeof QuoteGroupDecoration>;
 
-const Colours = z.array(z.strictObject({
+/** Riverside Bakery's one-colour front print on the 24 tees, with its setup charged. */
+export const QUOTE_DECORATION_EXAMPLE: QuoteGroupDecoration = {
+  id: "0193a1b2-4c62-73b4-9e45-60718293a4b5",
+  quoteGroupId: "0193a1b2-4c5e-7f70-9a01-2c3d4e5f6071",
+  decorationItemId: null,
+  method: "ScreenPrinting",
+  position: "Front",
+  quantity: 24,
+  setupCost: 40,
+  unitCost: 2.5,
+  baseUnitCost: 4,
+  baseSetupCost: 50,
+  includeSetupCost: true,
+  markupType: "percentage",
+  markupValue: 60,
+  markupSource: "manual",
+  markupGroupId: null,
+  setupMarkupType: "fixed",
+  setupMarkupValue: 10,
+  setupMarkupSource: "manual",
+  setupMarkupGroupId: null,
+  rollUp: false,
+  rollUpSetup: false,
+  showOnDocuments: true,
+  description: "Front print, bakery logo",
+  widthCm: 28,
+  lengthCm: 12.5,
+  necklineDropCm: 7.5,
+  screenCount: 1,
+  screenMeshGrade: "156",
+  colourCount: 1,
+  colours: [{ name: "White", isBase: true }],
+  specialInstructions: "Flash-cure the white before the final pass",
+  artworkFileUrl: "https://files.inkwellprint.com.au/art/riverside-bakery-logo.pdf",
+  separationFileUrl: null,
+  sortOrder: 2,
+  createdAt: "2026-03-02T09:18:12.054Z",
+  updatedAt: "2026-03-02T09:18:12.054Z",
+};
+setExamples(QuoteGroupDecoration, QUOTE_DECORATION_EXAMPLE);
+
+const Colours = z.array(z.strictObject(described({
   name: Text(100),
   isBase: Flag.default(false),
-})).max(50, "At most 50 colours").refine(
+}, COLOUR_DESCRIPTIONS))).max(50, "At most 50 colours").refine(
   (colours) => colours.filter((c) => c.isBase).length <= 1,
   "At most one colour may be the base",
 );
@@ -107,9 +211,33 @@ const decorationFields = {
 
 export const { create: CreateQuoteDecorationBody, update: UpdateQuoteDecorationBody } = writeBodies(
   "QuoteDecoration",
-  decorationFields,
+  described(decorationFields, DECORATION_DESCRIPTIONS),
   ["quantity"],
 );
+setExamples(CreateQuoteDecorationBody, {
+  method: "ScreenPrinting",
+  position: "Front",
+  quantity: 24,
+  unitCost: 2.5,
+  markupType: "percentage",
+  markupValue: 60,
+  setupCost: 40,
+  setupMarkupType: "fixed",
+  setupMarkupValue: 10,
+  includeSetupCost: true,
+  description: "Front print, bakery logo",
+  widthCm: 28,
+  lengthCm: 12.5,
+  necklineDropCm: 7.5,
+  screenCount: 1,
+  screenMeshGrade: "156",
+  colourCount: 1,
+  colours: [{ name: "White", isBase: true }],
+  artworkFileUrl: "https://files.inkwellprint.com.au/art/riverside-bakery-logo.pdf",
+});
+setExamples(UpdateQuoteDecorationBody, {
+  specialInstructions: "Flash-cure the white before the final pass",
+});
 export type CreateQuoteDecorationBody = z.infer<typeof CreateQuoteDecorationBody>;
 export type UpdateQuoteDecorationBody = z.infer<typeof UpdateQuoteDecorationBody>;
 

@@ -1,10 +1,21 @@
 /** Quotes: the priced document a shop sends, with its groups, lifecycle and totals. */
 import { z } from "zod";
-import { DateTime, Deleted, Email, IsoDate, page, Text, Uuid, writeBodies } from "../common.ts";
+import {
+  DateTime,
+  Deleted,
+  described,
+  Email,
+  IsoDate,
+  page,
+  setExamples,
+  Text,
+  Uuid,
+  writeBodies,
+} from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { offsetListQuery } from "../lists.ts";
 import { operations } from "../operation.ts";
-import { QuoteGroup } from "./groups.ts";
+import { QUOTE_GROUP_EXAMPLE, QuoteGroup } from "./groups.ts";
 
 export const QUOTE_STATUSES = ["draft", "sent", "approved", "declined", "expired"] as const;
 export const QuoteStatus = z.enum(QUOTE_STATUSES, {
@@ -12,7 +23,41 @@ export const QuoteStatus = z.enum(QUOTE_STATUSES, {
 });
 export type QuoteStatus = z.infer<typeof QuoteStatus>;
 
-export const Quote = z.object({
+/** One description per field, for the quote and its write bodies. */
+const QUOTE_DESCRIPTIONS = {
+  id: "The quote's id",
+  status: "Where the quote is in its lifecycle; only a draft's rows and prices may change",
+  subtotalExGst: "Sum of the group totals ex tax, rounded to 2 decimals; derived, read-only",
+  gstAmount: "subtotalExGst × taxRatePct / 100, rounded to 2 decimals; derived, read-only",
+  totalIncGst: "subtotalExGst + gstAmount; derived, read-only",
+  createdAt: "When the quote was created",
+  updatedAt: "When the quote or any of its rows last changed",
+  groups: "The quote's groups by sortOrder",
+  quoteRef: "Human-readable number the shop assigns (`Q-00042`); read-only",
+  reference: "The customer's name for the job (an order number, a title)",
+  clientId: "The CRM customer the quote is for",
+  contactId: "The customer's contact person",
+  shippingAddressId: "Where the order ships",
+  salesRepEmail: "Email of the shop's sales rep for this quote",
+  deliveryMethod: "How the order reaches the customer, as free text (`Courier`, `Pick-up`)",
+  deliveryDate: "Date the customer expects the goods",
+  productionDeadline: "Date production must be finished",
+  invoiceDueDate: "Date the invoice is due",
+  notes: "Free-text notes on the quote",
+  taxRateId: "The tax rate the quote uses; written as null or left out on create, the " +
+    "organisation's default (GST 10 % until another is made the default); only a draft's changes",
+  taxName: "Name of the quote's tax rate, copied from it; read-only",
+  taxRatePct: "Rate of the quote's tax in percent, 0–100, copied from the tax rate; read-only",
+  mockId: "The mock-up shown to the customer",
+  jobId: "The production job made from this quote, in the shop's job system",
+  jobRef: "That job's human-readable number",
+  invoiceId: "The invoice raised for this quote, in the accounting system",
+  invoiceStatus: "That invoice's status, as the accounting system reports it",
+  sentToEmail: "Where the quote was last sent; set by a move to `sent`",
+  sentAt: "When the quote was last sent; set by a move to `sent`",
+};
+
+export const Quote = z.object(described({
   id: Uuid,
   status: QuoteStatus,
   subtotalExGst: z.number(),
@@ -42,8 +87,45 @@ export const Quote = z.object({
   invoiceStatus: z.string().nullable(),
   sentToEmail: z.string().nullable(),
   sentAt: DateTime.nullable(),
-}).meta({ id: "Quote" });
+}, QUOTE_DESCRIPTIONS)).meta({
+  id: "Quote",
+  description: "A priced quote with its groups; totals are kept in step with every change",
+});
 export type Quote = z.infer<typeof Quote>;
+
+/** Riverside Bakery's staff tees: one group, 24 tees with a front print, GST 10 %. */
+export const QUOTE_EXAMPLE: Quote = {
+  id: "0193a1b2-4c5d-7e6f-8a90-1b2c3d4e5f60",
+  status: "draft",
+  subtotalExGst: 337.52,
+  gstAmount: 33.75,
+  totalIncGst: 371.27,
+  createdAt: "2026-03-02T09:14:27.512Z",
+  updatedAt: "2026-03-02T09:18:12.054Z",
+  groups: [QUOTE_GROUP_EXAMPLE],
+  quoteRef: "Q-00042",
+  reference: "Riverside Bakery — staff tees",
+  clientId: "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
+  contactId: "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
+  shippingAddressId: "0192f4b5-8091-7ca2-8db3-e4f5a6b7c8d9",
+  salesRepEmail: "sam@inkwellprint.com.au",
+  deliveryMethod: "Courier",
+  deliveryDate: "2026-03-20",
+  productionDeadline: "2026-03-17",
+  invoiceDueDate: "2026-04-03",
+  notes: "Match last year's tees; logo artwork supplied as vector",
+  taxRateId: "0192f4a0-3e4d-7f50-a162-7c8d9e0f1a23",
+  taxName: "GST",
+  taxRatePct: 10,
+  mockId: null,
+  jobId: null,
+  jobRef: null,
+  invoiceId: null,
+  invoiceStatus: null,
+  sentToEmail: null,
+  sentAt: null,
+};
+setExamples(Quote, QUOTE_EXAMPLE);
 
 /** Fields an integrator writes on a quote; everything else is derived or assigned. */
 const quoteFields = {
@@ -67,16 +149,35 @@ const quoteFields = {
 
 export const { create: CreateQuoteBody, update: UpdateQuoteBody } = writeBodies(
   "Quote",
-  quoteFields,
+  described(quoteFields, QUOTE_DESCRIPTIONS),
 );
+setExamples(CreateQuoteBody, {
+  reference: "Riverside Bakery — staff tees",
+  clientId: "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
+  contactId: "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
+  shippingAddressId: "0192f4b5-8091-7ca2-8db3-e4f5a6b7c8d9",
+  salesRepEmail: "sam@inkwellprint.com.au",
+  deliveryMethod: "Courier",
+  deliveryDate: "2026-03-20",
+  notes: "Match last year's tees; logo artwork supplied as vector",
+});
+setExamples(UpdateQuoteBody, {
+  productionDeadline: "2026-03-17",
+  invoiceDueDate: "2026-04-03",
+});
 export type CreateQuoteBody = z.infer<typeof CreateQuoteBody>;
 export type UpdateQuoteBody = z.infer<typeof UpdateQuoteBody>;
 
-export const QuoteStatusBody = z.strictObject({
+export const QuoteStatusBody = z.strictObject(described({
   status: QuoteStatus,
   sentToEmail: Email.optional(),
-}).meta({ id: "QuoteStatusBody" });
+}, {
+  status: "The status to move to; a move the lifecycle does not allow is refused with 409, " +
+    "naming the moves it does. Back to draft reopens the quote and its `group` rows re-band",
+  sentToEmail: "Only with `sent`: the address the quote went to",
+})).meta({ id: "QuoteStatusBody", description: "The status a quote moves to" });
 export type QuoteStatusBody = z.infer<typeof QuoteStatusBody>;
+setExamples(QuoteStatusBody, { status: "sent", sentToEmail: "orders@riversidebakery.com.au" });
 
 export const QUOTE_SORT_FIELDS = [
   "createdAt",
@@ -90,14 +191,18 @@ export const QUOTE_SORT_FIELDS = [
 
 export const ListQuotesQuery = offsetListQuery({
   sortFields: QUOTE_SORT_FIELDS,
-  named: { clientId: Uuid.optional(), status: QuoteStatus.optional() },
+  named: described({ clientId: Uuid.optional(), status: QuoteStatus.optional() }, {
+    clientId: "Only this customer's quotes",
+    status: "Only quotes in this status",
+  }),
   search: true,
 });
 export type ListQuotesQuery = z.infer<typeof ListQuotesQuery>;
 
-export const QuoteFacets = z.object({ salesReps: z.array(z.string()) }).meta({
-  id: "QuoteFacets",
-});
+export const QuoteFacets = z.object(described({ salesReps: z.array(z.string()) }, {
+  salesReps: "Every distinct salesRepEmail on this organisation's quotes",
+})).meta({ id: "QuoteFacets", description: "Values the quote list can be filtered by" });
+setExamples(QuoteFacets, { salesReps: ["jo@inkwellprint.com.au", "sam@inkwellprint.com.au"] });
 
 const QuoteDeleted = z.object({ id: Uuid }).meta({ id: "QuoteDeletedData" });
 const QuoteStatusChanged = z.object({
@@ -126,6 +231,21 @@ export const quoteOperations = operations("Quotes", {
     responses: { 201: Quote },
     // The organisation's first quote creates its default tax rate.
     events: ["quote.created", "tax_rate.created"],
+    examples: {
+      // A new quote has no groups yet, so nothing to total.
+      responses: {
+        201: {
+          ...QUOTE_EXAMPLE,
+          subtotalExGst: 0,
+          gstAmount: 0,
+          totalIncGst: 0,
+          updatedAt: QUOTE_EXAMPLE.createdAt,
+          groups: [],
+          productionDeadline: null,
+          invoiceDueDate: null,
+        },
+      },
+    },
   },
   listQuotes: {
     method: "GET",
@@ -134,6 +254,9 @@ export const quoteOperations = operations("Quotes", {
     summary: "List quotes with their groups, filtered, sorted and paged",
     query: ListQuotesQuery,
     responses: { 200: page(Quote) },
+    examples: {
+      query: { status: "draft", search: "Riverside", sortField: "createdAt", limit: "20" },
+    },
   },
   getQuoteFacets: {
     method: "GET",
@@ -174,5 +297,16 @@ export const quoteOperations = operations("Quotes", {
     body: QuoteStatusBody,
     responses: { 200: Quote },
     events: ["quote.status_changed"],
+    examples: {
+      responses: {
+        200: {
+          ...QUOTE_EXAMPLE,
+          status: "sent",
+          sentToEmail: "orders@riversidebakery.com.au",
+          sentAt: "2026-03-02T10:02:44.318Z",
+          updatedAt: "2026-03-02T10:02:44.318Z",
+        },
+      },
+    },
   },
 });

@@ -1,0 +1,19 @@
+/**
+ * What the operations under each tag of the document are for. A tag used by `operations(tag, …)`
+ * but missing here reaches the document undescribed, which its lint test refuses.
+ */
+export const TAGS = {
+  Account: "Who is calling and the limits in force for that credential",
+  Quotes: "Quotes, their lifecycle and their groups; a group's lines and decorations share " +
+    "one row order",
+  "Quote lines": "Lines of a quote group (garments, services, costs, discounts, surcharges) " +
+    "and their size/colour variants, where cost and markup give the sell price",
+  "Quote decorations": "Print or embroidery placements of a quote group, priced per unit and " +
+    "per setup",
+  "Markup groups": "Bands of markups by quantity or setup cost, which `group` rows take their " +
+    "markup from",
+  "Tax rates": "The rates a quote's tax is computed with; one is the organisation's default",
+  Events: "The event catalogue and this organisation's event log, to catch up on missed " +
+    "deliveries",
+  Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",
+} as const;
