@@ -23,6 +23,12 @@ import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { checkServices } from "./health.ts";
+import type { ResponseChecker } from "./response_checks.ts";
+
+// Loaded only under contract checks: production never pays for validating its answers.
+const responseChecker: ResponseChecker | null = CONTRACT_CHECKS
+  ? (await import("./response_checks.ts")).createResponseChecker()
+  : null;
 
 export interface GatewayDeps {
   config: Config;
@@ -82,6 +88,27 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   });
 
   app.route("/", docsRoutes());
+
+  if (responseChecker) {
+    // Every answer of an operation, success or error, as the client receives it.
+    app.use("/v1/*", async (c, next) => {
+      await next();
+      const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+      const match = table.match(method, new URL(c.req.url).pathname);
+      if (!match) return;
+      const body = c.req.method === "HEAD" ? "" : await c.res.clone().text();
+      const problem = responseChecker.check(
+        match.route,
+        c.res.status,
+        body,
+        c.res.headers.get("content-type"),
+      );
+      if (problem === null) return;
+      deps.logger.error("answer does not match the published document", { problem });
+      c.res = undefined;
+      c.res = c.json(errorBody("internal_error", `Contract check: ${problem}`), 500);
+    });
+  }
 
   app.all("/v1/*", async (c) => {
     assertIdentityEncoding(c.req.raw.headers);
