@@ -31,9 +31,31 @@ export const ConfigSchema = z.object({
   MAX_BODY_BYTES: positiveInt(1_048_576, 100 * 1_048_576),
   /** How long the gateway waits for a service before answering 503. */
   PROXY_TIMEOUT_MS: positiveInt(30_000, 600_000),
+  // The public port's edge (gateway/edge/): what a client connection may take of the process.
+  /** From a request head's first byte to its end; past it the connection gets 408 and closes. */
+  HEADER_TIMEOUT_MS: positiveInt(10_000, 600_000),
+  /** From a head's end to its body's end; also the longest a write to a client may stall. */
+  BODY_TIMEOUT_MS: positiveInt(30_000, 3_600_000),
+  /** How long a keep-alive connection may sit with no request in progress and no answer owed. */
+  IDLE_TIMEOUT_MS: positiveInt(5_000, 600_000),
+  /** Open public connections at once; unset, derived from the process's descriptor limit. */
+  MAX_CONNECTIONS: z.coerce.number({ error: "must be a number" }).int("must be a whole number")
+    .min(1, "must be at least 1").max(1_000_000, "must be at most 1000000").optional(),
+  // Deno's own HTTP server refuses a head over 64 KiB with a bare 400: the edge must refuse first.
+  /** Request line and header fields together; over it, 431 (or 414 when the URL is the cause). */
+  MAX_HEADER_BYTES: positiveInt(32_768, 60 * 1024),
+  /** The request target (path and query); over it, 414. */
+  MAX_URL_BYTES: positiveInt(16_384, 60 * 1024),
   LOG_LEVEL: logLevel(),
   ...eventBusConfig,
 }).superRefine((config, ctx) => {
+  if (config.MAX_URL_BYTES > config.MAX_HEADER_BYTES) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["MAX_URL_BYTES"],
+      message: `must be at most MAX_HEADER_BYTES (${config.MAX_HEADER_BYTES}), which includes it`,
+    });
+  }
   const partner = [
     ["PARTNER_JWKS_URL", config.PARTNER_JWKS_URL],
     ["PARTNER_TOKEN_ISSUER", config.PARTNER_TOKEN_ISSUER],

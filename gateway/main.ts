@@ -11,6 +11,9 @@ import { Authenticator } from "./auth.ts";
 import { RateLimiter } from "./rate_limiter.ts";
 import { createPartnerTokenVerifier } from "./partner_tokens.ts";
 import { startIdempotencyPurge } from "./idempotency.ts";
+import { startEdgeGuard } from "./edge/guard.ts";
+import { serveResiliently } from "./edge/resilient_server.ts";
+import { ASSUMED_OPEN_FILE_LIMIT, connectionCap, readOpenFileLimit } from "./edge/descriptors.ts";
 
 const config = loadConfigOrExit(ConfigSchema);
 const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: "gateway" } });
@@ -44,12 +47,10 @@ const authenticator = new Authenticator(sql, {
 });
 const stopPurge = startIdempotencyPurge(sql, logger);
 
-const publicServer = Deno.serve(
-  {
-    hostname: config.HOST,
-    port: config.PORT,
-    onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "public" }),
-  },
+// The app answers on loopback only; the public port is the edge, which guards each connection
+// (deadlines, a connection cap, envelopes for heads it refuses) and passes the bytes on.
+const appServer = serveResiliently(
+  { hostname: "127.0.0.1", port: 0, name: "app", logger },
   createGatewayApp({
     config,
     sql,
@@ -59,11 +60,49 @@ const publicServer = Deno.serve(
     rateLimiter: new RateLimiter(sql),
   }).fetch,
 );
+const openFileLimit = await readOpenFileLimit();
+const fittingConnections = connectionCap(openFileLimit ?? ASSUMED_OPEN_FILE_LIMIT);
+if (openFileLimit === null && config.MAX_CONNECTIONS === undefined) {
+  logger.warn("descriptor limit unknown; capping connections as if it were the usual", {
+    assumedOpenFiles: ASSUMED_OPEN_FILE_LIMIT,
+    maxConnections: fittingConnections,
+    fix: "allow reading /proc/self/limits, or set MAX_CONNECTIONS",
+  });
+} else if (config.MAX_CONNECTIONS !== undefined && config.MAX_CONNECTIONS > fittingConnections) {
+  logger.warn("MAX_CONNECTIONS is more than the descriptor limit allows", {
+    openFiles: openFileLimit,
+    fits: fittingConnections,
+  });
+}
+const edge = startEdgeGuard({
+  hostname: config.HOST,
+  port: config.PORT,
+  upstream: () => appServer.addr,
+  limits: {
+    headerTimeoutMs: config.HEADER_TIMEOUT_MS,
+    bodyTimeoutMs: config.BODY_TIMEOUT_MS,
+    idleTimeoutMs: config.IDLE_TIMEOUT_MS,
+    maxConnections: config.MAX_CONNECTIONS ?? fittingConnections,
+    maxHeaderBytes: config.MAX_HEADER_BYTES,
+    maxUrlBytes: config.MAX_URL_BYTES,
+  },
+  logger,
+});
+logger.info("listening", {
+  hostname: edge.addr.hostname,
+  port: edge.addr.port,
+  api: "public",
+  maxConnections: config.MAX_CONNECTIONS ?? fittingConnections,
+});
 
-const adminServer = Deno.serve(
+// For operators, on loopback unless ADMIN_HOST says otherwise: not behind the edge, but it comes
+// back if it ever stops.
+const adminServer = serveResiliently(
   {
     hostname: config.ADMIN_HOST,
     port: config.ADMIN_PORT,
+    name: "admin",
+    logger,
     onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "admin" }),
   },
   createAdminApp({
@@ -77,7 +116,7 @@ const adminServer = Deno.serve(
 
 onShutdown(async () => {
   stopPurge();
-  await Promise.all([publicServer.shutdown(), adminServer.shutdown()]);
+  await Promise.all([edge.shutdown(() => appServer.shutdown()), adminServer.shutdown()]);
   await events.stop();
   await sql.end({ timeout: 5 });
 });
