@@ -140,10 +140,8 @@ try {
     gatewayPort: config.PORT,
     adminPort: config.ADMIN_PORT,
     env: { LOG_LEVEL: config.LOG_LEVEL },
-    onUnexpectedExit: (name, code) => {
-      say(`${name} exited with code ${code}; stopping everything`);
-      void shutdown(1);
-    },
+    // One process dying must not take the others down: the launcher restarts it and says so.
+    say,
   });
 } catch (error) {
   say(`could not start: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,11 +1,14 @@
 import { type ServiceName, SERVICES } from "./routes.ts";
 import { freePort, sleep } from "./net.ts";
 import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
+import { Backoff } from "./events/waker.ts";
 
 /**
  * Starts the five services and the gateway as separate processes, each on its own port, and
  * waits until each answers /healthz. Used by `deno task start`, the end-to-end tests and the
- * benchmark, so all three run the stack the same way.
+ * benchmark, so all three run the stack the same way. A process that dies on its own is started
+ * again, on the same port, after a pause that doubles while it keeps dying; one that is stopped
+ * on purpose (`kill`, `stop`) is not.
  */
 export interface StackOptions {
   databaseUrl: string;
@@ -23,8 +26,13 @@ export interface StackOptions {
   processEnv?: Partial<Record<ServiceName | "gateway", Record<string, string>>>;
   /** Where each process's stdout/stderr goes: the terminal, or `<logDir>/<name>.log`. */
   logDir?: string;
-  /** Called when a process exits while the stack is meant to be running. */
+  /** Called when a process exits while the stack is meant to be running; it is then restarted. */
   onUnexpectedExit?: (name: string, code: number) => void;
+  /**
+   * Where the launcher says what it did (a restart); by default a line in
+   * `<logDir>/launcher.log`, or on stderr without a logDir.
+   */
+  say?: (line: string) => void;
 }
 
 export interface StackProcess {
@@ -34,6 +42,8 @@ export interface StackProcess {
   exited: boolean;
   /** Set when a test or the supervisor stops this process on purpose. */
   expectedExit?: boolean;
+  /** When it was spawned; one that ran long before dying is restarted without delay growing. */
+  startedAt: number;
   /** Resolves once everything the child wrote is in its log file. */
   logged: Promise<unknown>;
 }
@@ -73,6 +83,23 @@ const RUN_FLAGS = [
   "--allow-sys",
 ];
 const READY_TIMEOUT_MS = 60_000;
+/** Pause before the first restart of a crashed process; it doubles while it keeps crashing. */
+const RESTART_DELAY_MS = 1_000;
+const RESTART_DELAY_MAX_MS = 30_000;
+/** A process that ran this long before dying is restarted at the shortest pause again. */
+const STABLE_MS = 60_000;
+
+/** Restarts of one process slot (a service, the gateway, a gateway replica). */
+interface Supervision {
+  backoff: Backoff;
+  /** Runs so far, the first start included. */
+  runs: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+function describeExit(status: Deno.CommandStatus): string {
+  return status.signal ? `code ${status.code} (${status.signal})` : `code ${status.code}`;
+}
 
 async function waitHealthy(proc: StackProcess, logHint: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -140,6 +167,58 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   let stopping = false;
   let running = false;
   const processes: StackProcess[] = [];
+  const say = options.say ?? ((line: string): void => {
+    if (!options.logDir) {
+      console.error(`[launcher] ${line}`);
+      return;
+    }
+    try {
+      Deno.writeTextFileSync(
+        `${options.logDir}/launcher.log`,
+        `${new Date().toISOString()} ${line}\n`,
+        { append: true },
+      );
+    } catch { /* the log directory is gone: the stack is being torn down */ }
+  });
+  const supervision = new Map<string, Supervision>();
+  /**
+   * After `old` died on its own: says so, waits, and puts `again()` in its place, unless the
+   * stack stops, someone stopped it on purpose, or something else took its place meanwhile.
+   */
+  const restartLater = (
+    old: StackProcess,
+    logName: string,
+    status: Deno.CommandStatus,
+    again: () => StackProcess,
+  ): void => {
+    let slot = supervision.get(logName);
+    if (!slot) {
+      slot = { backoff: new Backoff(RESTART_DELAY_MS, RESTART_DELAY_MAX_MS), runs: 1 };
+      supervision.set(logName, slot);
+    }
+    if (Date.now() - old.startedAt > STABLE_MS) {
+      slot.backoff.reset();
+      slot.runs = 1;
+    }
+    const delay = slot.backoff.next();
+    slot.runs++;
+    say(
+      `${old.name} exited with ${describeExit(status)}; restarting in ${delay / 1000} s ` +
+        `(attempt ${slot.runs})`,
+    );
+    clearTimeout(slot.timer);
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      const index = processes.indexOf(old);
+      if (stopping || old.expectedExit || index === -1) return;
+      const proc = again();
+      processes[index] = proc;
+      waitHealthy(proc, "").then(
+        () => say(`${old.name} is running again (attempt ${slot.runs})`),
+        () => {/* it died again: its own exit schedules the next try */},
+      );
+    }, delay);
+  };
   const spawn = (
     name: ServiceName | "gateway",
     url: string,
@@ -161,11 +240,12 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     const logged = options.logDir
       ? Promise.all([copyToFile(child.stdout, path), copyToFile(child.stderr, path)])
       : Promise.resolve();
-    const proc: StackProcess = { name, url, child, exited: false, logged };
+    const proc: StackProcess = { name, url, child, exited: false, logged, startedAt: Date.now() };
     child.status.then((status) => {
       proc.exited = true;
       if (running && !stopping && !proc.expectedExit) {
         options.onUnexpectedExit?.(name, status.code);
+        restartLater(proc, logName, status, () => spawn(name, url, env, logName));
       }
     });
     return proc;
@@ -243,6 +323,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
 
   const stop = async (): Promise<void> => {
     stopping = true;
+    for (const slot of supervision.values()) clearTimeout(slot.timer);
     await Promise.all(processes.map(async (p) => {
       if (!p.exited) {
         try {
@@ -279,7 +360,9 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     processes,
     async kill(name, signal = "SIGTERM") {
       const proc = find(name);
+      // Stopped on purpose: not restarted, and a restart already on its way is called off.
       proc.expectedExit = true;
+      clearTimeout(supervision.get(name)?.timer);
       if (!proc.exited) proc.child.kill(signal);
       await proc.child.status;
     },
