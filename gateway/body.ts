@@ -21,7 +21,15 @@ export async function readLimitedBody(
   const chunks: Uint8Array[] = [];
   let total = 0;
   while (true) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      // The connection went before the body was whole (the edge cut off a slow body, or the
+      // client left): nobody is waiting for this answer, and it is no server fault to log.
+      throw new ApiError("invalid_json", "The request body ended before it was complete");
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {

@@ -127,3 +127,20 @@ Deno.test("assertJson() refuses malformed JSON with invalid_json", async (t) => 
     }
   });
 });
+
+Deno.test("readLimitedBody() answers a body cut off mid-way with a 400, not a server fault", async () => {
+  let sent = false;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Deno.errors.BadResource("connection closed"));
+      sent = true;
+      controller.enqueue(new TextEncoder().encode('{"reference":'));
+    },
+  });
+  const request = new Request("http://x/v1/quotes", { method: "POST", body: stream });
+  await assert.rejects(
+    readLimitedBody(request, 1024),
+    (e: unknown) =>
+      e instanceof ApiError && e.status === 400 && /ended before it was complete/.test(e.message),
+  );
+});
