@@ -24,12 +24,13 @@ COPY shared/ shared/
 # --node-modules-dir=manual runs from the node_modules installed above and never downloads or
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
 # the process needs at run time (the platform and its own migrations; for the gateway its
-# migrations and node_modules, where /docs finds the Swagger UI bundle).
+# migrations, node_modules, where /docs finds the Swagger UI bundle, and /proc/self/limits, from
+# which the edge sizes its connection cap).
 
 FROM deps AS gateway
 COPY gateway/ gateway/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules", "gateway/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules,/proc/self/limits", "gateway/main.ts"]
 
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/
