@@ -5,7 +5,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { removeOrphanClusters } from "@printshop/shared/embedded-postgres";
-import { freePort, waitFor } from "@printshop/shared/net";
+import { waitFor } from "@printshop/shared/net";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -13,13 +13,16 @@ interface Started {
   child: Deno.ChildProcess;
   output: () => string;
   gatewayUrl: string;
+  adminPort: number;
 }
 
-/** The README's command, run with this Deno or (`npx`) exactly as written, from the outside in. */
+/**
+ * The README's command, run with this Deno or (`npx`) exactly as written, from the outside in.
+ * PORT and ADMIN_PORT are 0 ("any free port", read back from what start prints): a port a test
+ * picked in advance can be taken by another process's connection before the stack binds it.
+ */
 async function start(
   dataDir: string,
-  gatewayPort: number,
-  adminPort: number,
   how: "deno" | "npx" = "deno",
   ownGroup = false,
 ): Promise<Started> {
@@ -33,8 +36,8 @@ async function start(
     cwd: ROOT,
     env: {
       DATA_DIR: dataDir,
-      PORT: String(gatewayPort),
-      ADMIN_PORT: String(adminPort),
+      PORT: "0",
+      ADMIN_PORT: "0",
       LOG_LEVEL: "warn",
     },
     stdin: "null",
@@ -54,8 +57,9 @@ async function start(
     await new Promise((r) => setTimeout(r, 100));
   }
   const gatewayUrl = text.match(/Gateway:\s+(\S+)/)?.[1];
-  assert(gatewayUrl, text);
-  return { child, output: () => text, gatewayUrl };
+  const adminPort = text.match(/Admin API: http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
+  assert(gatewayUrl && adminPort, text);
+  return { child, output: () => text, gatewayUrl, adminPort: Number(adminPort) };
 }
 
 async function stop(started: Started): Promise<void> {
@@ -124,13 +128,12 @@ async function refusedStart(env: Record<string, string>): Promise<{ code: number
 
 Deno.test("deno task start runs the platform, the admin CLI drives it, and data survives a restart", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
-  const gatewayPort = freePort();
-  const adminPort = freePort();
   try {
-    const first = await start(dataDir, gatewayPort, adminPort);
+    const first = await start(dataDir);
     const demoKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     assert(demoKey, "an empty data directory gets a demo key");
-    assert(first.output().includes(`Admin API: http://127.0.0.1:${adminPort}`));
+    // With ADMIN_PORT given, the CLI goes there.
+    const adminPort = first.adminPort;
     const me = await fetch(`${first.gatewayUrl}/v1/me`, { headers: { "x-api-key": demoKey } });
     assertEquals(me.status, 200);
     assertEquals(((await me.json()).data.scopes as string[]).length, 20);
@@ -192,14 +195,14 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
     await stop(first);
     assertEquals(await processesOf(first), [], "no process outlives the supervisor");
 
-    const second = await start(dataDir, gatewayPort, adminPort);
+    const second = await start(dataDir);
     assert(!second.output().includes("Demo API key"), "a used data directory gets no new demo");
     const again = await fetch(`${second.gatewayUrl}/v1/quotes/${quoteId}`, {
       headers: { "x-api-key": key.apiKey },
     });
     assertEquals(again.status, 200);
     assertEquals((await again.json()).data.reference, "survives restarts");
-    await runAdmin(dataDir, adminPort, "revoke-key", key.id);
+    await runAdmin(dataDir, second.adminPort, "revoke-key", key.id);
     const revoked = await fetch(`${second.gatewayUrl}/v1/quotes`, {
       headers: { "x-api-key": key.apiKey },
     });
@@ -214,16 +217,16 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
 
 Deno.test("a second task start on the same data directory is refused, and the first keeps running", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
-  const gatewayPort = freePort();
-  const adminPort = freePort();
   try {
-    const first = await start(dataDir, gatewayPort, adminPort);
+    const first = await start(dataDir);
     const demoKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1]!;
+    const { adminPort } = first;
+    const gatewayPort = Number(new URL(first.gatewayUrl).port);
 
     const second = await refusedStart({
       DATA_DIR: dataDir,
-      PORT: String(freePort()),
-      ADMIN_PORT: String(freePort()),
+      PORT: "0",
+      ADMIN_PORT: "0",
     });
     assertEquals(second.code, 1, second.text);
     const lines = second.text.trim().split("\n");
@@ -242,7 +245,7 @@ Deno.test("a second task start on the same data directory is refused, and the fi
     const taken = await refusedStart({
       DATA_DIR: otherDir,
       PORT: String(gatewayPort),
-      ADMIN_PORT: String(freePort()),
+      ADMIN_PORT: "0",
     });
     await Deno.remove(otherDir, { recursive: true });
     assertEquals(taken.code, 1, taken.text);
@@ -264,7 +267,7 @@ Deno.test("a second task start on the same data directory is refused, and the fi
 Deno.test("SIGTERM to the outermost process of `npx -y deno@… task start` stops every process", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   try {
-    const started = await start(dataDir, freePort(), freePort(), "npx");
+    const started = await start(dataDir, "npx");
     const ours = await processesOf(started);
     assert(ours.length >= 7, `PostgreSQL, five services and the gateway: ${ours.join("\n")}`);
     // The pid Deno spawned is npx itself (npm exec), above `sh -c deno`, `deno task` and start.
@@ -291,7 +294,7 @@ Deno.test("SIGTERM to the outermost process of `npx -y deno@… task start` stop
 Deno.test("Ctrl-C in the terminal of `npx … task start` stops once, completely", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   try {
-    const started = await start(dataDir, freePort(), freePort(), "npx", true);
+    const started = await start(dataDir, "npx", true);
     // A terminal's Ctrl-C is SIGINT to the whole foreground group: npx, sh, deno task and start
     // all get it, and the launchers' deaths then reach start a second time while it is stopping.
     Deno.kill(-started.child.pid, "SIGINT");
@@ -321,19 +324,17 @@ Deno.test("deleting the data directory resets the platform: the next start begin
   // A parent only root can enter: as root, the cluster cannot live inside the data directory.
   const parent = await Deno.makeTempDir({ prefix: "printshop-start-" });
   const dataDir = `${parent}/data`;
-  const gatewayPort = freePort();
-  const adminPort = freePort();
   const relocated = (s: Started): string | undefined =>
     s.output().match(/the cluster lives in (\S+) /)?.[1];
   try {
-    const first = await start(dataDir, gatewayPort, adminPort);
+    const first = await start(dataDir);
     const firstKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     assert(firstKey);
     const firstCluster = relocated(first);
     await stop(first);
     await Deno.remove(dataDir, { recursive: true });
 
-    const second = await start(dataDir, gatewayPort, adminPort);
+    const second = await start(dataDir);
     const secondKey = second.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     assert(secondKey && secondKey !== firstKey, `a new demo key:\n${second.output()}`);
     const old = await fetch(`${second.gatewayUrl}/v1/me`, { headers: { "x-api-key": firstKey } });
