@@ -32,10 +32,27 @@ export function canSeeCosts(scopes: readonly string[]): boolean {
   return scopes.includes(COSTS_READ);
 }
 
-/** A write that sets a cost or margin field needs costs.read: 403 insufficient_scope otherwise. */
+/** The paths of cost and margin keys in a body, at any depth (`decorations.0.unitCost`). */
+function costPaths(value: unknown, prefix: string, found: string[]): void {
+  // Recursion is safe: this runs on the validated body, whose depth its schema bounds.
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => costPaths(item, `${prefix}${index}.`, found));
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, field] of Object.entries(value)) {
+      if (isCostsReadField(key)) found.push(`${prefix}${key}`);
+      else costPaths(field, `${prefix}${key}.`, found);
+    }
+  }
+}
+
+/**
+ * A write that sets a cost or margin field, at any depth of its body, needs costs.read: 403
+ * insufficient_scope otherwise.
+ */
 export function assertMayWriteCosts(scopes: readonly string[], body: unknown): void {
-  if (canSeeCosts(scopes) || body === null || typeof body !== "object") return;
-  const given = Object.keys(body).filter(isCostsReadField);
+  if (canSeeCosts(scopes)) return;
+  const given: string[] = [];
+  costPaths(body, "", given);
   if (given.length > 0) {
     throw new ApiError(
       "insufficient_scope",
@@ -44,14 +61,9 @@ export function assertMayWriteCosts(scopes: readonly string[], body: unknown): v
   }
 }
 
-/** An object as a caller sees it: without its cost and margin keys unless `costs`. */
+/** A value as a caller sees it: without cost and margin keys at any depth unless `costs`. */
 export function visibleTo<T extends object>(value: T, costs: boolean): T {
-  if (costs) return value;
-  const copy: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) {
-    if (!isCostsReadField(key)) copy[key] = field;
-  }
-  return copy as T;
+  return costs ? value : withoutCosts(value) as T;
 }
 
 /**

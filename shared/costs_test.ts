@@ -37,10 +37,12 @@ Deno.test("withoutCosts() removes cost and margin fields at every depth and keep
   assertEquals(withoutCosts([1, "a"]), [1, "a"]);
 });
 
-Deno.test("visibleTo() drops the top-level cost and margin keys only for a caller without costs", () => {
+Deno.test("visibleTo() drops cost and margin keys at any depth only for a caller without costs", () => {
   const variant = { id: "v", unitPriceExGst: 7.98, buyPrice: 6, markupType: "percentage" };
   assertEquals(visibleTo(variant, true), variant);
   assertEquals(visibleTo(variant, false), { id: "v", unitPriceExGst: 7.98 });
+  const item = { id: "p", decorations: [{ position: "Front", unitCost: 1.2, setupCost: 40 }] };
+  assertEquals(visibleTo(item, false), { id: "p", decorations: [{ position: "Front" }] });
 });
 
 Deno.test("assertMayWriteCosts() refuses every cost and margin field without costs.read", () => {
@@ -57,6 +59,11 @@ Deno.test("assertMayWriteCosts() refuses every cost and margin field without cos
   }
   // The sell price is not secret.
   assertMayWriteCosts(["quotes.write"], { unitPriceExGst: 7.98, baseUnitCost: 2.4 });
+  // Nested rows (a pre-built item's decorations, a bulk row) are looked into too.
+  assert.throws(
+    () => assertMayWriteCosts(["prebuiltitems.write"], { decorations: [{ unitCost: 1 }] }),
+    (e: unknown) => e instanceof ApiError && e.message.includes('"decorations.0.unitCost"'),
+  );
 });
 
 Deno.test("every published object leaves its cost and margin fields optional", async () => {
