@@ -24,28 +24,55 @@ export async function writeEvent<T extends EventType>(
   tx: Queryable,
   event: NewEvent<T>,
 ): Promise<string> {
-  const definition = eventDefinition(event.type);
-  if (!definition) {
-    // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
-    throw new Error(`Event type "${event.type}" is not declared in shared/contracts`);
+  const [id] = await writeEvents(tx, [event]);
+  return id!;
+}
+
+/**
+ * Records many events in one statement, in the order given (a bulk write's one event per row),
+ * with one notification. Same rules and checks as writeEvent.
+ */
+export async function writeEvents<T extends EventType>(
+  tx: Queryable,
+  events: readonly NewEvent<T>[],
+): Promise<string[]> {
+  if (events.length === 0) return [];
+  for (const event of events) {
+    const definition = eventDefinition(event.type);
+    if (!definition) {
+      // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
+      throw new Error(`Event type "${event.type}" is not declared in shared/contracts`);
+    }
+    if (checking()) {
+      assertEventDeclared(event.type);
+      assertMatches(definition.data, event.payload, `The payload of event "${event.type}"`);
+    }
   }
-  if (checking()) {
-    assertEventDeclared(event.type);
-    assertMatches(definition.data, event.payload, `The payload of event "${event.type}"`);
-  }
-  const id = uuidv7();
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
+  const ids = events.map(() => uuidv7());
   // clock_timestamp(), not now(): rows are ordered by when they were written, which follows
-  // the row locks a change holds, rather than by when the transaction began.
+  // the row locks a change holds, rather than by when the transaction began. Within one
+  // statement the ids (time-ordered) keep the given order.
   await tx`
     WITH written AS (
       INSERT INTO outbox
         (id, organization_id, type, aggregate_id, payload, traceparent, created_at)
-      VALUES (${id}, ${event.organizationId}, ${event.type}, ${event.aggregateId},
-              ${tx.json(event.payload as Parameters<typeof tx.json>[0])},
-              ${carrier.traceparent ?? null}, clock_timestamp())
+      SELECT e.id, e.organization_id, e.type, e.aggregate_id, e.payload,
+             ${carrier.traceparent ?? null}, clock_timestamp()
+      FROM jsonb_to_recordset(${
+    tx.json(
+      events.map((event, i) => ({
+        id: ids[i],
+        organization_id: event.organizationId,
+        type: event.type,
+        aggregate_id: event.aggregateId,
+        payload: event.payload,
+      })) as Parameters<typeof tx.json>[0],
+    )
+  }::jsonb) AS e(id uuid, organization_id uuid, type text, aggregate_id uuid, payload jsonb)
+      ORDER BY e.id
     )
     SELECT pg_notify(${OUTBOX_CHANNEL}, current_schema())`;
-  return id;
+  return ids;
 }

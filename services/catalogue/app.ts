@@ -4,10 +4,18 @@ import { createServiceApp } from "@printshop/shared/service-app";
 import type { ServiceEnv } from "@printshop/shared/service-defaults";
 import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
 import { type Config, ConfigSchema } from "./config.ts";
+import { catalogueItemRoutes } from "./routes/items.ts";
+import { variantRoutes } from "./routes/variants.ts";
+import { stockRoutes } from "./routes/stock.ts";
+import { settingsRoutes } from "./routes/settings.ts";
 
-/** The Catalogue service: its contract declares no operations yet, so it serves its health check. */
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp(catalogueContract, deps, {});
+  return createServiceApp(catalogueContract, deps, {
+    ...catalogueItemRoutes(deps),
+    ...variantRoutes(deps),
+    ...stockRoutes(deps),
+    ...settingsRoutes(deps),
+  });
 }
 
 /** The service as its process (main.ts) and its tests start it. */

@@ -123,7 +123,10 @@ export function cursorPage<T extends z.ZodType>(
 ): z.ZodObject<{ items: z.ZodArray<T>; nextCursor: z.ZodNullable<z.ZodString> }> {
   return z.object(described({
     items: z.array(item),
-    nextCursor: z.string().nullable(),
+    // An opaque token; the example is the shape one takes, not one any list would accept.
+    nextCursor: z.string().nullable().meta({
+      examples: ["eyJiIjoiN2Q0YSIsInYiOiI1MDAwIiwiaSI6IjAxOTMifQ.q8Xz3kY0bWc2hR1tJm9pLw"],
+    }),
   }, {
     items: "This page's rows, in keyset order",
     nextCursor: "Pass as `cursor` for the next page; null when this page is the last",
@@ -135,6 +138,10 @@ export const SortDirection = z.enum(["asc", "desc"], { error: "Must be asc or de
 /** Parses a non-negative integer query parameter. */
 export const NonNegativeIntParam = z.string().regex(/^\d{1,9}$/, "Must be a whole number ≥ 0")
   .transform(Number);
+
+/** A true/false query parameter, spelled `true` or `false`. */
+export const BooleanParam = z.enum(["true", "false"], { error: "Must be true or false" })
+  .transform((value) => value === "true");
 
 /** `data` of a DELETE: the id of what is gone. */
 export const Deleted = z.object(described({ id: Uuid }, { id: "The id of the deleted row" }))

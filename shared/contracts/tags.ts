@@ -13,6 +13,10 @@ export const TAGS = {
   "Markup groups": "Bands of markups by quantity or setup cost, which `group` rows take their " +
     "markup from",
   "Tax rates": "The rates a quote's tax is computed with; one is the organisation's default",
+  "Garment catalogue": "The garment styles the shop buys and sells, paged with a cursor",
+  "Garment variants": "Colours and sizes of catalogue items with their stock, created in bulk",
+  "Stock ledger": "Every change of a variant's stock, with who made it and why",
+  "Catalogue settings": "How the organisation's sizes sort and whether stock may go negative",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",
   Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",

@@ -173,3 +173,11 @@ export async function openDatabase(
 export function isUniqueViolation(error: unknown): boolean {
   return error instanceof postgres.PostgresError && error.code === "23505";
 }
+
+/**
+ * A value for a `json`/`jsonb` parameter. postgres.js types `sql.json` with its own JSON type,
+ * which a plain interface (no index signature) does not satisfy; the value is sent as it is.
+ */
+export function jsonParam(sql: Queryable, value: unknown): postgres.Parameter {
+  return sql.json(value as Parameters<Queryable["json"]>[0]);
+}

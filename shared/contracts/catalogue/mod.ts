@@ -1,6 +1,29 @@
-/** The catalogue service's contract: it serves no operations yet, only its health check. */
+/**
+ * The catalogue service's contract: every operation it serves and every event it emits. A new
+ * resource is a file beside these, listed once below.
+ */
 import { serviceContract } from "../operation.ts";
+import { catalogueItemEvents, catalogueItemOperations } from "./items.ts";
+import { variantEvents, variantOperations } from "./variants.ts";
+import { stockEvents, stockOperations } from "./stock.ts";
+import { settingsEvents, settingsOperations } from "./settings.ts";
 
-export const catalogueContract = serviceContract("catalogue", {});
+export * from "./values.ts";
+export * from "./items.ts";
+export * from "./variants.ts";
+export * from "./stock.ts";
+export * from "./settings.ts";
 
-export const catalogueEvents = {};
+export const catalogueEvents = {
+  ...catalogueItemEvents,
+  ...variantEvents,
+  ...stockEvents,
+  ...settingsEvents,
+};
+
+export const catalogueContract = serviceContract("catalogue", {
+  ...catalogueItemOperations,
+  ...variantOperations,
+  ...stockOperations,
+  ...settingsOperations,
+});

@@ -1,0 +1,252 @@
+import postgres from "postgres";
+import type { Queryable, Sql } from "@printshop/shared/db";
+import { isUniqueViolation } from "@printshop/shared/db";
+import {
+  type CATALOGUE_SORT_FIELDS,
+  type CreateCatalogueItemBody,
+  type GarmentCatalogueItem,
+  ListCatalogueItemsQuery,
+  type UpdateCatalogueItemBody,
+} from "@printshop/shared/contracts/catalogue";
+import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { cursorPage, type CursorScope, listSpec } from "@printshop/shared/db/pages";
+import { conflict, notFound } from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import { writeEvent, writeEvents } from "@printshop/shared/outbox";
+
+const ITEM_COLUMNS = "id, style_code, name, brand, description, category, supplier_vendor_id, " +
+  "fabric, weight_gsm, images, is_discontinued, external_id, source, buy_price, created_at, " +
+  "updated_at";
+
+export interface ItemRow {
+  id: string;
+  style_code: string;
+  name: string;
+  brand: string | null;
+  description: string | null;
+  category: string | null;
+  supplier_vendor_id: string | null;
+  fabric: string | null;
+  weight_gsm: number | null;
+  images: string[];
+  is_discontinued: boolean;
+  external_id: string | null;
+  source: GarmentCatalogueItem["source"];
+  buy_price: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toItem(row: ItemRow): GarmentCatalogueItem {
+  return {
+    id: row.id,
+    styleCode: row.style_code,
+    name: row.name,
+    brand: row.brand,
+    description: row.description,
+    category: row.category,
+    supplierVendorId: row.supplier_vendor_id,
+    fabric: row.fabric,
+    weightGsm: row.weight_gsm,
+    images: row.images,
+    isDiscontinued: row.is_discontinued,
+    externalId: row.external_id,
+    source: row.source,
+    buyPrice: row.buy_price === null ? null : Number(row.buy_price),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** A style code is the organisation's key for an item: a second one is a 409 naming the first. */
+async function styleCodeTaken<T>(
+  tx: Queryable,
+  organizationId: string,
+  styleCode: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const [other] = await tx<{ id: string }[]>`
+      SELECT id FROM catalogue_items
+      WHERE organization_id = ${organizationId} AND style_code = ${styleCode}`;
+    throw conflict(
+      `Style code "${styleCode}" is already in the catalogue${other ? ` (item ${other.id})` : ""}`,
+    );
+  }
+}
+
+export async function createItem(
+  sql: Sql,
+  organizationId: string,
+  input: CreateCatalogueItemBody,
+): Promise<GarmentCatalogueItem> {
+  const write = (): Promise<GarmentCatalogueItem> =>
+    sql.begin(async (tx) => {
+      const [row] = await tx<ItemRow[]>`
+        INSERT INTO catalogue_items ${
+        tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
+      }
+        RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
+      const item = toItem(row!);
+      await writeEvent(tx, {
+        organizationId,
+        type: "garment_catalogue_item.created",
+        aggregateId: item.id,
+        payload: item,
+      });
+      return item;
+    });
+  return await styleCodeTaken(sql, organizationId, input.styleCode, write);
+}
+
+/** The item (locked for the rest of the transaction), or 404 when the organisation has none. */
+export async function lockItem(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ItemRow> {
+  const [row] = await tx<ItemRow[]>`
+    SELECT ${tx.unsafe(ITEM_COLUMNS)} FROM catalogue_items
+    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
+  if (!row) throw notFound("Catalogue item", id);
+  return row;
+}
+
+export async function findItem(
+  sql: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<GarmentCatalogueItem> {
+  const [row] = await sql<ItemRow[]>`
+    SELECT ${sql.unsafe(ITEM_COLUMNS)} FROM catalogue_items
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  if (!row) throw notFound("Catalogue item", id);
+  return toItem(row);
+}
+
+/** The catalogue's fields: what `filters` may name, and what `sortField` orders on. */
+export const CATALOGUE_FIELDS = fieldTable({
+  styleCode: { type: "text" },
+  name: { type: "text" },
+  brand: { type: "text", nullable: true },
+  category: { type: "text", nullable: true },
+  supplierVendorId: { type: "uuid", nullable: true },
+  fabric: { type: "text", nullable: true },
+  weightGsm: { type: "integer", nullable: true },
+  isDiscontinued: { type: "boolean" },
+  externalId: { type: "text", nullable: true },
+  source: { type: "text" },
+  buyPrice: { type: "number", nullable: true },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+}) satisfies FieldTable<typeof CATALOGUE_SORT_FIELDS[number]>;
+
+const CATALOGUE_LIST = listSpec(ListCatalogueItemsQuery, {
+  from: "catalogue_items",
+  select: ITEM_COLUMNS,
+  fields: CATALOGUE_FIELDS,
+  search: ["style_code", "name", "brand", "description", "external_id"],
+  order: { field: "createdAt", direction: "asc" },
+});
+
+/** One page of the catalogue in keyset order, and the signed cursor of the next. */
+export async function listItems(
+  sql: Sql,
+  scope: CursorScope,
+  query: ListCatalogueItemsQuery,
+  pageSizeMax: number,
+): Promise<{ items: GarmentCatalogueItem[]; nextCursor: string | null }> {
+  return await cursorPage(
+    sql,
+    CATALOGUE_LIST,
+    { where: sql`organization_id = ${scope.organizationId}`, query, pageSizeMax, scope },
+    (rows: ItemRow[]) => rows.map(toItem),
+  );
+}
+
+export async function updateItem(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+  input: UpdateCatalogueItemBody,
+): Promise<GarmentCatalogueItem> {
+  const write = (): Promise<GarmentCatalogueItem> =>
+    sql.begin(async (tx) => {
+      const current = await lockItem(tx, organizationId, id);
+      const changes = changedColumns(input);
+      if (Object.keys(changes).length === 0) return toItem(current);
+      const [row] = await tx<ItemRow[]>`
+        UPDATE catalogue_items SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+        RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
+      const item = toItem(row!);
+      await writeEvent(tx, {
+        organizationId,
+        type: "garment_catalogue_item.updated",
+        aggregateId: item.id,
+        payload: item,
+      });
+      return item;
+    });
+  if (input.styleCode === undefined) return await write();
+  return await styleCodeTaken(sql, organizationId, input.styleCode, write);
+}
+
+/** True when the error is a foreign-key violation (23503): something still points at the row. */
+function isStillReferenced(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code === "23503";
+}
+
+/**
+ * Deletes an item. One with variants needs `cascade` (they go with it, each with its event);
+ * one that pre-built items use is kept (409) whatever is asked.
+ */
+export async function deleteItem(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+  cascade: boolean,
+): Promise<GarmentCatalogueItem> {
+  try {
+    return await sql.begin(async (tx) => {
+      const current = await lockItem(tx, organizationId, id);
+      const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
+        SELECT count(*)::int AS count FROM garment_variants
+        WHERE garment_catalogue_item_id = ${id}`;
+      if (count > 0 && !cascade) {
+        throw conflict(
+          `Catalogue item "${id}" has ${count} variant${count === 1 ? "" : "s"}; delete ` +
+            `them first, or ask with cascade=true to delete them with it`,
+        );
+      }
+      const variants = await tx<{ id: string }[]>`
+        DELETE FROM garment_variants WHERE garment_catalogue_item_id = ${id} RETURNING id`;
+      await writeEvents(
+        tx,
+        variants.map((variant) => ({
+          organizationId,
+          type: "garment_variant.deleted" as const,
+          aggregateId: variant.id,
+          payload: { id: variant.id, garmentCatalogueItemId: id },
+        })),
+      );
+      await tx`DELETE FROM catalogue_items WHERE id = ${id}`;
+      const item = toItem(current);
+      await writeEvent(tx, {
+        organizationId,
+        type: "garment_catalogue_item.deleted",
+        aggregateId: item.id,
+        payload: item,
+      });
+      return item;
+    });
+  } catch (error) {
+    if (!isStillReferenced(error)) throw error;
+    throw conflict(
+      `Catalogue item "${id}" is used by pre-built items; point them at another garment ` +
+        `before deleting it`,
+    );
+  }
+}

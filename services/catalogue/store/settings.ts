@@ -1,0 +1,80 @@
+import type { Queryable, Sql } from "@printshop/shared/db";
+import {
+  type CatalogueSettings,
+  DEFAULT_SIZE_ORDER,
+  type UpdateCatalogueSettingsBody,
+} from "@printshop/shared/contracts/catalogue";
+import { writeEvent } from "@printshop/shared/outbox";
+
+interface SettingsRow {
+  size_order: string[];
+  allow_negative_stock: boolean;
+  updated_at: Date;
+}
+
+const DEFAULTS: CatalogueSettings = {
+  sizeOrder: [...DEFAULT_SIZE_ORDER],
+  allowNegativeStock: false,
+  updatedAt: null,
+};
+
+function toSettings(row: SettingsRow | undefined): CatalogueSettings {
+  if (!row) return DEFAULTS;
+  return {
+    sizeOrder: row.size_order,
+    allowNegativeStock: row.allow_negative_stock,
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The organisation's catalogue settings; the defaults until it changes them. */
+export async function readSettings(
+  tx: Queryable,
+  organizationId: string,
+): Promise<CatalogueSettings> {
+  const [row] = await tx<SettingsRow[]>`
+    SELECT size_order, allow_negative_stock, updated_at FROM catalogue_settings
+    WHERE organization_id = ${organizationId}`;
+  return toSettings(row);
+}
+
+export async function updateSettings(
+  sql: Sql,
+  organizationId: string,
+  input: UpdateCatalogueSettingsBody,
+): Promise<CatalogueSettings> {
+  return await sql.begin(async (tx) => {
+    const current = await readSettings(tx, organizationId);
+    const sizeOrder = input.sizeOrder ?? current.sizeOrder;
+    const allowNegative = input.allowNegativeStock ?? current.allowNegativeStock;
+    const [row] = await tx<SettingsRow[]>`
+      INSERT INTO catalogue_settings
+        (organization_id, size_order, size_keys, allow_negative_stock)
+      VALUES (${organizationId}, ${sizeOrder}, ${sizeOrder.map((size) => size.toUpperCase())},
+              ${allowNegative})
+      ON CONFLICT (organization_id) DO UPDATE SET
+        size_order = EXCLUDED.size_order,
+        size_keys = EXCLUDED.size_keys,
+        allow_negative_stock = EXCLUDED.allow_negative_stock,
+        updated_at = now()
+      RETURNING size_order, allow_negative_stock, updated_at`;
+    const settings = toSettings(row);
+    await writeEvent(tx, {
+      organizationId,
+      type: "catalogue_settings.updated",
+      aggregateId: organizationId,
+      payload: settings,
+    });
+    return settings;
+  });
+}
+
+/**
+ * How a list orders sizes: the organisation's size order (the defaults when it has none),
+ * matched without regard to case, then sizes it does not list, alphabetically. A trusted SQL
+ * expression over `v.size` and the settings row `s` the list joins.
+ */
+export const SIZE_SORT_KEY = `lpad(coalesce(array_position(
+    coalesce(s.size_keys, ARRAY[${
+  DEFAULT_SIZE_ORDER.map((size) => `'${size}'`).join(",")
+}]::text[]) , upper(v.size)), 99999)::text, 5, '0') || v.size`;

@@ -1,0 +1,198 @@
+import { jsonParam, type Queryable, type Sql } from "@printshop/shared/db";
+import {
+  type CreateStockAdjustmentBody,
+  ListStockAdjustmentsQuery,
+  type STOCK_ADJUSTMENT_SORT_FIELDS,
+  type StockAdjustment,
+  type StockReason,
+} from "@printshop/shared/contracts/catalogue";
+import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { conflict, validationError } from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import type { InternalContext } from "@printshop/shared/internal-context";
+import { writeEvents } from "@printshop/shared/outbox";
+import { adjust, type LedgerEntry } from "../domain/stock.ts";
+import { findVariantRow, lockVariant, stockOf } from "./variants.ts";
+import { readSettings } from "./settings.ts";
+
+const ADJUSTMENT_COLUMNS = "id, garment_variant_id, location, delta, reason, reference, note, " +
+  "stock_on_hand_after, location_quantity_after, credential_kind, credential_id, created_at";
+
+const LEDGER_INSERT_COLUMNS = `organization_id, ${ADJUSTMENT_COLUMNS.replace(", created_at", "")}`;
+
+interface AdjustmentRow {
+  id: string;
+  garment_variant_id: string;
+  location: string | null;
+  delta: number;
+  reason: StockReason;
+  reference: string | null;
+  note: string | null;
+  stock_on_hand_after: number;
+  location_quantity_after: number | null;
+  credential_kind: StockAdjustment["credentialKind"];
+  credential_id: string;
+  created_at: Date;
+}
+
+function toAdjustment(row: AdjustmentRow): StockAdjustment {
+  return {
+    id: row.id,
+    garmentVariantId: row.garment_variant_id,
+    location: row.location,
+    delta: row.delta,
+    reason: row.reason,
+    reference: row.reference,
+    note: row.note,
+    stockOnHandAfter: row.stock_on_hand_after,
+    locationQuantityAfter: row.location_quantity_after,
+    credentialKind: row.credential_kind,
+    credentialId: row.credential_id,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Ledger rows for one reason: which variant, and its entries in the order they happened. */
+export interface LedgerWrite {
+  garmentVariantId: string;
+  entries: readonly LedgerEntry[];
+}
+
+/**
+ * Writes ledger rows in one statement, each stamped with the credential that made the change.
+ * Returns them in the order given.
+ */
+export async function recordLedger(
+  tx: Queryable,
+  auth: InternalContext,
+  reason: StockReason,
+  writes: readonly LedgerWrite[],
+  details: { reference?: string | null; note?: string | null } = {},
+): Promise<StockAdjustment[]> {
+  const rows = writes.flatMap((write) =>
+    write.entries.map((entry) => ({
+      id: uuidv7(),
+      organization_id: auth.organizationId,
+      garment_variant_id: write.garmentVariantId,
+      location: entry.location,
+      delta: entry.delta,
+      reason,
+      reference: details.reference ?? null,
+      note: details.note ?? null,
+      stock_on_hand_after: entry.stockOnHandAfter,
+      location_quantity_after: entry.locationQuantityAfter,
+      credential_kind: auth.credentialKind,
+      credential_id: auth.credentialId,
+    }))
+  );
+  if (rows.length === 0) return [];
+  const written = await tx<AdjustmentRow[]>`
+    INSERT INTO stock_adjustments (${tx.unsafe(LEDGER_INSERT_COLUMNS)})
+    SELECT ${tx.unsafe(LEDGER_INSERT_COLUMNS)}
+    FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(
+      id uuid, garment_variant_id uuid, organization_id uuid, location text, delta integer,
+      reason text, reference text, note text, stock_on_hand_after integer,
+      location_quantity_after integer, credential_kind text, credential_id text)
+    RETURNING ${tx.unsafe(ADJUSTMENT_COLUMNS)}`;
+  const byId = new Map(written.map((row) => [row.id, row]));
+  return rows.map((row) => toAdjustment(byId.get(row.id)!));
+}
+
+/** The stock_adjusted events of ledger rows, one per row. */
+export async function announceAdjustments(
+  tx: Queryable,
+  organizationId: string,
+  adjustments: readonly StockAdjustment[],
+): Promise<void> {
+  await writeEvents(
+    tx,
+    adjustments.map((adjustment) => ({
+      organizationId,
+      type: "garment_variant.stock_adjusted" as const,
+      aggregateId: adjustment.garmentVariantId,
+      payload: adjustment,
+    })),
+  );
+}
+
+/**
+ * Adds or takes away stock. The variant's row is locked for the transaction, so concurrent
+ * adjustments queue behind one another and none is lost; a change the stock rules refuse is a
+ * 409 (taking a count below zero or below what is reserved) or a 400 (a location is needed).
+ */
+export async function adjustStock(
+  sql: Sql,
+  auth: InternalContext,
+  variantId: string,
+  input: CreateStockAdjustmentBody,
+): Promise<StockAdjustment> {
+  return await sql.begin(async (tx) => {
+    const row = await lockVariant(tx, auth.organizationId, variantId);
+    const { allowNegativeStock } = await readSettings(tx, auth.organizationId);
+    const outcome = adjust(
+      stockOf(row),
+      { location: input.location ?? null, delta: input.delta },
+      allowNegativeStock,
+    );
+    if ("refused" in outcome) {
+      const refusal = outcome.refused;
+      throw refusal.kind === "conflict"
+        ? conflict(refusal.message)
+        : validationError(refusal.problem.path, refusal.problem.message);
+    }
+    await tx`
+      UPDATE garment_variants SET
+        stock_on_hand = ${outcome.stock.stockOnHand},
+        stock_by_location = ${jsonParam(tx, outcome.stock.stockByLocation)},
+        updated_at = now()
+      WHERE id = ${variantId}`;
+    const [adjustment] = await recordLedger(
+      tx,
+      auth,
+      input.reason,
+      [{ garmentVariantId: variantId, entries: [outcome.entry] }],
+      input,
+    );
+    await announceAdjustments(tx, auth.organizationId, [adjustment!]);
+    return adjustment!;
+  });
+}
+
+/** The ledger's fields: what `filters` may name, and what `sortField` orders on. */
+export const STOCK_ADJUSTMENT_FIELDS = fieldTable({
+  location: { type: "text", nullable: true },
+  delta: { type: "integer" },
+  reason: { type: "text" },
+  reference: { type: "text", nullable: true },
+  credentialId: { type: "text" },
+  createdAt: { type: "datetime" },
+}) satisfies FieldTable<typeof STOCK_ADJUSTMENT_SORT_FIELDS[number]>;
+
+const STOCK_ADJUSTMENT_LIST = listSpec(ListStockAdjustmentsQuery, {
+  from: "stock_adjustments",
+  select: ADJUSTMENT_COLUMNS,
+  fields: STOCK_ADJUSTMENT_FIELDS,
+  order: { field: "createdAt", direction: "desc" },
+});
+
+/** One page of a variant's ledger, newest first unless asked otherwise. */
+export async function listAdjustments(
+  sql: Sql,
+  organizationId: string,
+  variantId: string,
+  query: ListStockAdjustmentsQuery,
+  pageSizeMax: number,
+): Promise<{ items: StockAdjustment[]; totalCount: number }> {
+  await findVariantRow(sql, organizationId, variantId);
+  return await offsetPage(
+    sql,
+    STOCK_ADJUSTMENT_LIST,
+    {
+      where: sql`organization_id = ${organizationId} AND garment_variant_id = ${variantId}`,
+      query,
+      pageSizeMax,
+    },
+    (rows: AdjustmentRow[]) => rows.map(toAdjustment),
+  );
+}

@@ -1,0 +1,451 @@
+import type { Queryable, Sql } from "@printshop/shared/db";
+import { isUniqueViolation, jsonParam } from "@printshop/shared/db";
+import {
+  type BulkVariantRow,
+  type GARMENT_VARIANT_SORT_FIELDS,
+  type GarmentVariant,
+  ListGarmentVariantsQuery,
+  type UpdateGarmentVariantBody,
+} from "@printshop/shared/contracts/catalogue";
+import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import {
+  conflict,
+  type ErrorDetail,
+  invalid,
+  notFound,
+  validationError,
+} from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import type { InternalContext } from "@printshop/shared/internal-context";
+import { writeEvent, writeEvents } from "@printshop/shared/outbox";
+import { type LedgerEntry, openingStock, type Stock, stocktake } from "../domain/stock.ts";
+import { announceAdjustments, type LedgerWrite, recordLedger } from "./stock.ts";
+import { SIZE_SORT_KEY } from "./settings.ts";
+
+const VARIANT_FIELDS_SQL = [
+  "id",
+  "garment_catalogue_item_id",
+  "style_code",
+  "color",
+  "size",
+  "stock_code",
+  "color_hex",
+  "country_of_manufacture",
+  "stock_on_hand",
+  "stock_reserved",
+  "supplier_stock",
+  "stock_by_location",
+  "future_availability",
+  "is_discontinued",
+  "images",
+  "source",
+  "next_delivery_eta",
+  "unit_price",
+  "external_id",
+  "last_synced_at",
+  "created_at",
+  "updated_at",
+];
+const VARIANT_COLUMNS = VARIANT_FIELDS_SQL.join(", ");
+const VARIANT_COLUMNS_V = VARIANT_FIELDS_SQL.map((column) => `v.${column}`).join(", ");
+
+export interface VariantRow {
+  id: string;
+  garment_catalogue_item_id: string;
+  style_code: string;
+  color: string;
+  size: string;
+  stock_code: string | null;
+  color_hex: string | null;
+  country_of_manufacture: string | null;
+  stock_on_hand: number;
+  stock_reserved: number;
+  supplier_stock: number;
+  stock_by_location: GarmentVariant["stockByLocation"];
+  future_availability: GarmentVariant["futureAvailability"];
+  is_discontinued: boolean;
+  images: string[];
+  source: GarmentVariant["source"];
+  next_delivery_eta: Date | null;
+  unit_price: string | null;
+  external_id: string | null;
+  last_synced_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toVariant(row: VariantRow): GarmentVariant {
+  return {
+    id: row.id,
+    garmentCatalogueItemId: row.garment_catalogue_item_id,
+    styleCode: row.style_code,
+    color: row.color,
+    size: row.size,
+    stockCode: row.stock_code,
+    colorHex: row.color_hex,
+    countryOfManufacture: row.country_of_manufacture,
+    stockOnHand: row.stock_on_hand,
+    stockReserved: row.stock_reserved,
+    supplierStock: row.supplier_stock,
+    stockByLocation: row.stock_by_location,
+    futureAvailability: row.future_availability,
+    isDiscontinued: row.is_discontinued,
+    images: row.images,
+    source: row.source,
+    nextDeliveryEta: row.next_delivery_eta?.toISOString() ?? null,
+    unitPrice: row.unit_price === null ? null : Number(row.unit_price),
+    externalId: row.external_id,
+    lastSyncedAt: row.last_synced_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The stock figures of a variant row, as the stock rules take them. */
+export function stockOf(row: VariantRow): Stock {
+  return {
+    stockOnHand: row.stock_on_hand,
+    stockReserved: row.stock_reserved,
+    stockByLocation: row.stock_by_location,
+  };
+}
+
+/** The variant (locked for the rest of the transaction), or 404 when the organisation has none. */
+export async function lockVariant(
+  tx: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<VariantRow> {
+  const [row] = await tx<VariantRow[]>`
+    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM garment_variants
+    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
+  if (!row) throw notFound("Garment variant", id);
+  return row;
+}
+
+export async function findVariantRow(
+  sql: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<VariantRow> {
+  const [row] = await sql<VariantRow[]>`
+    SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM garment_variants
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  if (!row) throw notFound("Garment variant", id);
+  return row;
+}
+
+const keyOf = (row: { garmentCatalogueItemId: string; color: string; size: string }): string =>
+  JSON.stringify([row.garmentCatalogueItemId, row.color, row.size]);
+
+/**
+ * Creates variants in one transaction: every row is checked first (its item is one of the
+ * organisation's, its colour and size are new for that item, in the request and in the table,
+ * its stock figures agree), and a problem anywhere writes nothing and names each row. Opening
+ * stock goes to the ledger; each variant gets its `garment_variant.created` event.
+ */
+export async function bulkCreateVariants(
+  sql: Sql,
+  auth: InternalContext,
+  field: "input" | "items",
+  rows: readonly BulkVariantRow[],
+  bulkMaxRows: number,
+): Promise<GarmentVariant[]> {
+  if (rows.length > bulkMaxRows) {
+    throw validationError(
+      field,
+      `At most ${bulkMaxRows} rows in one call (BULK_MAX_ROWS); got ${rows.length}`,
+    );
+  }
+  const organizationId = auth.organizationId;
+  const problems: ErrorDetail[] = [];
+  const stocks: { stock: Stock; ledger: LedgerEntry[] }[] = [];
+  const seen = new Map<string, number>();
+  rows.forEach((row, index) => {
+    const opening = openingStock(row, `${field}.${index}.`);
+    if ("problem" in opening) problems.push(opening.problem);
+    else stocks.push(opening);
+    const first = seen.get(keyOf(row));
+    if (first !== undefined) {
+      problems.push({
+        path: `${field}.${index}`,
+        message:
+          `Repeats row ${first}: the same item, colour "${row.color}" and size "${row.size}"`,
+      });
+    } else seen.set(keyOf(row), index);
+  });
+  try {
+    return await sql.begin(async (tx) => {
+      const itemIds = [...new Set(rows.map((row) => row.garmentCatalogueItemId))];
+      // FOR SHARE: an item cannot be deleted while its new variants are being written.
+      const items = await tx<{ id: string; style_code: string }[]>`
+        SELECT id, style_code FROM catalogue_items
+        WHERE organization_id = ${organizationId} AND id = ANY(${itemIds}::uuid[]) FOR SHARE`;
+      const styleOf = new Map(items.map((item) => [item.id, item.style_code]));
+      rows.forEach((row, index) => {
+        if (!styleOf.has(row.garmentCatalogueItemId)) {
+          problems.push({
+            path: `${field}.${index}.garmentCatalogueItemId`,
+            message: `No catalogue item "${row.garmentCatalogueItemId}" in this organisation`,
+          });
+        }
+      });
+      const existing = await tx<{ id: string; item: string; color: string; size: string }[]>`
+        SELECT v.id, v.garment_catalogue_item_id AS item, v.color, v.size
+        FROM garment_variants v
+        JOIN unnest(${rows.map((r) => r.garmentCatalogueItemId)}::uuid[],
+                    ${rows.map((r) => r.color)}::text[],
+                    ${rows.map((r) => r.size)}::text[]) AS k(item, color, size)
+          ON v.garment_catalogue_item_id = k.item AND v.color = k.color AND v.size = k.size
+        WHERE v.organization_id = ${organizationId}`;
+      const taken = new Map(
+        existing.map((
+          v,
+        ) => [keyOf({ garmentCatalogueItemId: v.item, color: v.color, size: v.size }), v.id]),
+      );
+      rows.forEach((row, index) => {
+        const id = taken.get(keyOf(row));
+        if (id !== undefined) {
+          problems.push({
+            path: `${field}.${index}`,
+            message: `The item already has a variant in colour "${row.color}" and size ` +
+              `"${row.size}" (${id})`,
+          });
+        }
+      });
+      if (problems.length > 0) {
+        throw invalid("variants", problems.sort((a, b) => rowIndex(a) - rowIndex(b)));
+      }
+      const records = rows.map((row, index) => {
+        const { stock } = stocks[index]!;
+        return {
+          id: uuidv7(),
+          organization_id: organizationId,
+          garment_catalogue_item_id: row.garmentCatalogueItemId,
+          style_code: row.styleCode ?? styleOf.get(row.garmentCatalogueItemId)!,
+          color: row.color,
+          size: row.size,
+          stock_code: row.stockCode ?? null,
+          color_hex: row.colorHex ?? null,
+          country_of_manufacture: row.countryOfManufacture ?? null,
+          stock_on_hand: stock.stockOnHand,
+          stock_reserved: stock.stockReserved,
+          supplier_stock: row.supplierStock ?? 0,
+          stock_by_location: stock.stockByLocation,
+          future_availability: row.futureAvailability ?? [],
+          is_discontinued: row.isDiscontinued ?? false,
+          images: row.images ?? [],
+          source: row.source ?? "manual",
+          next_delivery_eta: row.nextDeliveryEta ?? null,
+          unit_price: row.unitPrice ?? null,
+          external_id: row.externalId ?? null,
+          last_synced_at: row.lastSyncedAt ?? null,
+        };
+      });
+      const inserted = await tx<VariantRow[]>`
+        INSERT INTO garment_variants (${tx.unsafe(INSERT_COLUMNS)})
+        SELECT ${tx.unsafe(INSERT_COLUMNS)}
+        FROM jsonb_to_recordset(${jsonParam(tx, records)}::jsonb) AS r(${tx.unsafe(RECORD_TYPES)})
+        RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+      const byId = new Map(inserted.map((row) => [row.id, toVariant(row)]));
+      const variants = records.map((record) => byId.get(record.id)!);
+      await recordLedger(
+        tx,
+        auth,
+        "opening",
+        variants.map((variant, index): LedgerWrite => ({
+          garmentVariantId: variant.id,
+          entries: stocks[index]!.ledger,
+        })),
+      );
+      await writeEvents(
+        tx,
+        variants.map((variant) => ({
+          organizationId,
+          type: "garment_variant.created" as const,
+          aggregateId: variant.id,
+          payload: variant,
+        })),
+      );
+      return variants;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw conflict(
+      "Another request created a variant with the same item, colour and size meanwhile; " +
+        "nothing was written, send the rows again",
+    );
+  }
+}
+
+/** `input.12.size` → 12, for listing problems in row order. */
+const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
+
+const INSERT_COLUMNS = VARIANT_FIELDS_SQL.filter((c) => c !== "created_at" && c !== "updated_at")
+  .concat("organization_id").join(", ");
+
+/** The column types jsonb_to_recordset reads a bulk create's records with. */
+const RECORD_TYPES = [
+  "id uuid",
+  "organization_id uuid",
+  "garment_catalogue_item_id uuid",
+  "style_code text",
+  "color text",
+  "size text",
+  "stock_code text",
+  "color_hex text",
+  "country_of_manufacture text",
+  "stock_on_hand integer",
+  "stock_reserved integer",
+  "supplier_stock integer",
+  "stock_by_location jsonb",
+  "future_availability jsonb",
+  "is_discontinued boolean",
+  "images text[]",
+  "source text",
+  "next_delivery_eta timestamptz",
+  "unit_price numeric",
+  "external_id text",
+  "last_synced_at timestamptz",
+].join(", ");
+
+export async function findVariant(
+  sql: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<GarmentVariant> {
+  return toVariant(await findVariantRow(sql, organizationId, id));
+}
+
+/** Stock fields a PATCH hands to the stocktake rule rather than writing them as they are. */
+const STOCK_FIELDS = [
+  "stockOnHand",
+  "stockReserved",
+  "stockByLocation",
+  "futureAvailability",
+] as const;
+
+/**
+ * Changes a variant. New stock figures are a stocktake: the ledger gets a row for each
+ * difference (with the caller's credential), and each its stock_adjusted event.
+ */
+export async function updateVariant(
+  sql: Sql,
+  auth: InternalContext,
+  id: string,
+  input: UpdateGarmentVariantBody,
+): Promise<GarmentVariant> {
+  const organizationId = auth.organizationId;
+  try {
+    return await sql.begin(async (tx) => {
+      const row = await lockVariant(tx, organizationId, id);
+      const counted = stocktake(stockOf(row), input);
+      if ("problem" in counted) {
+        throw validationError(counted.problem.path, counted.problem.message);
+      }
+      const changes = changedColumns(input, [...STOCK_FIELDS]);
+      if (input.futureAvailability !== undefined) {
+        changes.future_availability = jsonParam(tx, input.futureAvailability);
+      }
+      const stock = counted.stock;
+      if (
+        stock.stockOnHand !== row.stock_on_hand || stock.stockReserved !== row.stock_reserved ||
+        input.stockByLocation !== undefined
+      ) {
+        changes.stock_on_hand = stock.stockOnHand;
+        changes.stock_reserved = stock.stockReserved;
+        changes.stock_by_location = jsonParam(tx, stock.stockByLocation);
+      }
+      if (Object.keys(changes).length === 0) return toVariant(row);
+      const [updated] = await tx<VariantRow[]>`
+        UPDATE garment_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+        RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+      const variant = toVariant(updated!);
+      await writeEvent(tx, {
+        organizationId,
+        type: "garment_variant.updated",
+        aggregateId: variant.id,
+        payload: variant,
+      });
+      const adjustments = await recordLedger(tx, auth, "stocktake", [
+        { garmentVariantId: id, entries: counted.ledger },
+      ]);
+      await announceAdjustments(tx, organizationId, adjustments);
+      return variant;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw conflict(
+      `The item already has a variant in colour "${input.color ?? "…"}" and size ` +
+        `"${input.size ?? "…"}"`,
+    );
+  }
+}
+
+export async function deleteVariant(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+): Promise<{ id: string }> {
+  return await sql.begin(async (tx) => {
+    const row = await lockVariant(tx, organizationId, id);
+    await tx`DELETE FROM garment_variants WHERE id = ${id}`;
+    await writeEvent(tx, {
+      organizationId,
+      type: "garment_variant.deleted",
+      aggregateId: id,
+      payload: { id, garmentCatalogueItemId: row.garment_catalogue_item_id },
+    });
+    return { id };
+  });
+}
+
+/** The variant list's fields: what `filters` may name, and what `sortField` orders on. */
+export const GARMENT_VARIANT_FIELDS = fieldTable({
+  garmentCatalogueItemId: { type: "uuid" },
+  styleCode: { type: "text" },
+  color: { type: "text" },
+  // By the organisation's size order, then alphabetically; equality is on the label.
+  size: { type: "text", sortColumn: SIZE_SORT_KEY },
+  stockCode: { type: "text", nullable: true },
+  colorHex: { type: "text", nullable: true },
+  countryOfManufacture: { type: "text", nullable: true },
+  stockOnHand: { type: "integer" },
+  stockReserved: { type: "integer" },
+  supplierStock: { type: "integer" },
+  inStock: { type: "boolean", column: "(v.stock_on_hand - v.stock_reserved > 0)" },
+  isDiscontinued: { type: "boolean" },
+  source: { type: "text" },
+  nextDeliveryEta: { type: "datetime", nullable: true },
+  unitPrice: { type: "number", nullable: true },
+  externalId: { type: "text", nullable: true },
+  lastSyncedAt: { type: "datetime", nullable: true },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+}, { alias: "v" }) satisfies FieldTable<typeof GARMENT_VARIANT_SORT_FIELDS[number]>;
+
+const GARMENT_VARIANT_LIST = listSpec(ListGarmentVariantsQuery, {
+  from: "garment_variants v LEFT JOIN catalogue_settings s " +
+    "ON s.organization_id = v.organization_id",
+  select: VARIANT_COLUMNS_V,
+  id: "v.id",
+  fields: GARMENT_VARIANT_FIELDS,
+  search: ["v.style_code", "v.color", "v.size", "v.stock_code", "v.external_id"],
+  first: "v.style_code ASC, v.color ASC",
+  order: { field: "size", direction: "asc" },
+});
+
+export async function listVariants(
+  sql: Sql,
+  organizationId: string,
+  query: ListGarmentVariantsQuery,
+  pageSizeMax: number,
+): Promise<{ items: GarmentVariant[]; totalCount: number }> {
+  return await offsetPage(
+    sql,
+    GARMENT_VARIANT_LIST,
+    { where: sql`v.organization_id = ${organizationId}`, query, pageSizeMax },
+    (rows: VariantRow[]) => rows.map(toVariant),
+  );
+}
