@@ -46,6 +46,8 @@ interface Fixture {
   taxRateId: string;
   webhookId: string;
   deliveryId: string;
+  catalogueItemId: string;
+  garmentVariantId: string;
 }
 
 /** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
@@ -58,6 +60,8 @@ const PARAM_FIXTURES: Record<string, keyof Fixture> = {
   markupGroupId: "markupGroupId",
   webhookId: "webhookId",
   deliveryId: "deliveryId",
+  catalogueItemId: "catalogueItemId",
+  garmentVariantId: "garmentVariantId",
 };
 
 /**
@@ -68,15 +72,25 @@ const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
   markupGroupId: "markupGroupId",
   setupMarkupGroupId: "setupMarkupGroupId",
   taxRateId: "taxRateId",
+  garmentCatalogueItemId: "catalogueItemId",
 };
 /** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
 const UNRESOLVED_REFERENCES: Record<string, string> = {
   clientId: "a CRM client (CRM is not built yet)",
   contactId: "a CRM contact (CRM is not built yet)",
   shippingAddressId: "a CRM address (CRM is not built yet)",
-  garmentCatalogueItemId: "a catalogue item (catalogue is not built yet)",
-  decorationItemId: "a catalogue decoration item (catalogue is not built yet)",
+  decorationItemId: "a decoration catalogue item (no service keeps decoration items yet)",
+  supplierVendorId: "a CRM vendor (CRM is not built yet)",
   mockId: "a proof (proofs is not built yet)",
+};
+
+/**
+ * Reference fields an operation keeps without resolving, because the resource lives in another
+ * service whose tables it may not read (it would learn the ids from that service's events).
+ */
+const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
+  createQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
+  updateQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
 };
 
 /**
@@ -86,6 +100,9 @@ const UNRESOLVED_REFERENCES: Record<string, string> = {
 const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
   createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
   updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  bulkCreateGarmentVariants: (ids) => ({
+    input: [{ garmentCatalogueItemId: ids.catalogueItemId, color: "Sweep", size: "XL" }],
+  }),
   reorderQuoteGroup: (ids) => ({
     items: [{ id: ids.lineId, kind: "line" }, { id: ids.decorationId, kind: "decoration" }],
   }),
@@ -129,6 +146,57 @@ function accepts(root: JsonSchema, schema: JsonSchema, type: string): boolean {
   // JSON has one number type: an integer field takes the number 12345 too.
   return types.includes(type) || (type === "integer" && types.includes("number")) ||
     (type === "number" && types.includes("integer"));
+}
+
+/** A body field that names another resource, and where it sits (`input.0.garmentCatalogueItemId`). */
+interface ReferencePath {
+  field: string;
+  path: (string | number)[];
+}
+
+/** The UUID fields of a body at any depth (in objects, and in the first row of arrays). */
+function referencePaths(
+  root: JsonSchema,
+  schema: JsonSchema,
+  prefix: (string | number)[] = [],
+): ReferencePath[] {
+  const found: ReferencePath[] = [];
+  for (const s of branches(root, schema)) {
+    for (
+      const [field, prop] of Object.entries((s.properties ?? {}) as Record<string, JsonSchema>)
+    ) {
+      const kinds = branches(root, prop);
+      // A row's own id (the rows a reorder lists) is checked by that operation's own step.
+      if (prefix.length > 0 && field === "id") continue;
+      if (kinds.some((k) => k.format === "uuid")) {
+        found.push({ field, path: [...prefix, field] });
+        continue;
+      }
+      if (prefix.length > 4) continue;
+      for (const kind of kinds) {
+        if (kind.type === "object") found.push(...referencePaths(root, kind, [...prefix, field]));
+        if (kind.type === "array" && kind.items) {
+          const row = deref(root, kind.items as JsonSchema);
+          if (row.type === "object") {
+            found.push(...referencePaths(root, row, [...prefix, field, 0]));
+          }
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** `body` with `value` at `path`, or null when the path's parent is not in the body. */
+function withValueAt(body: unknown, path: (string | number)[], value: unknown): unknown | null {
+  const copy = structuredClone(body) as Json;
+  let at: unknown = copy;
+  for (const key of path.slice(0, -1)) {
+    at = (at as Record<string | number, unknown> | undefined)?.[key];
+    if (at === null || typeof at !== "object") return null;
+  }
+  (at as Record<string | number, unknown>)[path.at(-1)!] = value;
+  return copy;
 }
 
 /** A value the schema accepts, from its required parts only. */
@@ -294,12 +362,16 @@ async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Pro
     taxRates: await read("/v1/tax-rates?limit=100"),
     webhooks: await read("/v1/webhooks?limit=100"),
     deliveries: await read(`/v1/webhooks/${fixture.webhookId}/deliveries?limit=100`),
+    catalogue: await read("/v1/catalogue?limit=100"),
+    variants: await read("/v1/garment-variants?limit=100"),
+    ledger: await read(`/v1/garment-variants/${fixture.garmentVariantId}/stock-adjustments`),
+    catalogueSettings: await read("/v1/catalogue-settings"),
   };
 }
 
 async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
   const all: Record<string, unknown[]> = {};
-  for (const schema of ["gateway", "quotes", "webhooks"]) {
+  for (const schema of ["gateway", "quotes", "catalogue", "webhooks"]) {
     const sql = connect(stack.db.url, { schema, max: 1 });
     try {
       all[schema] = [...await sql`SELECT id, type, aggregate_id FROM outbox ORDER BY id`];
@@ -353,6 +425,23 @@ async function createFixture(
     bands: [band],
   });
   const taxRateId = await post("/v1/tax-rates", { name: "VAT", ratePct: 20 });
+  const catalogueItemId = await post("/v1/catalogue", { styleCode: "5000", name: "Tee" });
+  const created = await send(
+    stack,
+    tenant.apiKey,
+    "POST",
+    "/v1/garment-variants/bulk/create",
+    JSON.stringify({
+      input: [{
+        garmentCatalogueItemId: catalogueItemId,
+        color: "Black",
+        size: "M",
+        stockOnHand: 5,
+      }],
+    }),
+  );
+  assertEquals(created.status, 201, created.text);
+  const garmentVariantId = (created.body.data as { id: string }[])[0]!.id;
   let deliveryId = "";
   await waitFor(
     "the fixture's delivery to succeed",
@@ -381,6 +470,8 @@ async function createFixture(
     taxRateId,
     webhookId,
     deliveryId,
+    catalogueItemId,
+    garmentVariantId,
   };
 }
 
@@ -418,11 +509,12 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
       }
       if (!route.body) continue;
       const schema = toSchema(route.body);
-      for (const [field, prop] of Object.entries((schema.properties ?? {}) as Json)) {
-        const uuid = branches(schema, prop as JsonSchema).some((s) => s.format === "uuid");
-        if (uuid && !REFERENCE_FIELDS[field] && !UNRESOLVED_REFERENCES[field]) {
+      for (const { field, path } of referencePaths(schema, schema)) {
+        if (!REFERENCE_FIELDS[field] && !UNRESOLVED_REFERENCES[field]) {
           problems.push(
-            `${route.operationId}: body field "${field}" names a resource the sweep does not know`,
+            `${route.operationId}: body field "${
+              path.join(".")
+            }" names a resource the sweep does not know`,
           );
         }
       }
@@ -560,17 +652,20 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
       if (route.body) {
         await t.step("another organisation's ids inside the body are refused", async () => {
           const schema = toSchema(route.body!);
-          const fields = Object.keys((schema.properties ?? {}) as Json).filter((f) =>
-            REFERENCE_FIELDS[f]
+          const kept = CROSS_SERVICE_REFERENCES[route.operationId] ?? {};
+          const references = referencePaths(schema, schema).filter((r) =>
+            REFERENCE_FIELDS[r.field] && !kept[r.field]
           );
           const ownPath = fill(route, pathIds(route, fb));
-          for (const field of fields) {
-            const body = {
-              ...validBody(route, fb, receiver.url) as Json,
-              [field]: fa[REFERENCE_FIELDS[field]!],
-            };
+          for (const { field, path: at } of references) {
+            const body = withValueAt(
+              validBody(route, fb, receiver.url),
+              at,
+              fa[REFERENCE_FIELDS[field]!],
+            );
+            if (body === null) continue;
             const answer = await send(stack, b.apiKey, route.method, ownPath, JSON.stringify(body));
-            assertRefused(answer, `${op}: B names A's ${field}`, [400, 404, 409]);
+            assertRefused(answer, `${op}: B names A's ${at.join(".")}`, [400, 404, 409]);
           }
           if (route.operationId === "reorderQuoteGroup") {
             const answer = await send(
