@@ -16,6 +16,13 @@
  * organisation seeded with 10,000 full quotes by SQL, the 200-quote list page and a re-banding
  * variant PATCH through the gateway; a second table, figures in bench-results/quotes.json.
  *
+ * Then the catalogue part (scripts/bench_catalogue.ts), on the same stack and each figure beside
+ * a bare-SQL floor from the same run: bulk create of BULK_MAX_ROWS variants per call, a cursor
+ * walk of 100,000 catalogue items seeded by SQL (`GET /v1/catalogue?limit=200`, first pages
+ * against last), and 16 concurrent writers adjusting one variant's stock, its final figure
+ * checked; another table, figures in bench-results/catalogue.json. Run it alone with
+ * `deno run -A scripts/bench_catalogue.ts` (scripts/bench_stack.ts boots the stack for both).
+ *
  * Last, the events part (scripts/bench_events.ts), after this stack is stopped: change → signed
  * webhook delivery, for the embedded transport and then Kafka on Mokapi (a test broker, not
  * Kafka), each on a stack of its own and a fresh database on the same cluster. Latency at a
@@ -25,11 +32,10 @@
  * `deno run -A scripts/bench_events.ts`.
  */
 import autocannon from "autocannon";
-import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
-import { connect } from "@printshop/shared/db";
-import { launchStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { BENCH_DURATION_S, startBenchStack } from "./bench_stack.ts";
 import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
+import { formatCatalogueReport, runCatalogueBench } from "./bench_catalogue.ts";
 import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
 import {
   importContextKey,
@@ -37,14 +43,10 @@ import {
   signInternalContext,
 } from "@printshop/shared/internal-context";
 
-const DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
+const DURATION_S = BENCH_DURATION_S;
 const CONNECTIONS = 10;
 const LATENCY_SAMPLES = 2000;
 const PATH = "/v1/quotes?limit=20";
-
-const randomHex = (bytes: number): string =>
-  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
 
 interface Figures {
   requestsPerSecond: number;
@@ -82,23 +84,8 @@ async function latency(
   return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-const pg = await startThrowawayPostgres("printshop-bench-");
-const logDir = await Deno.makeTempDir({ prefix: "printshop-bench-logs-" });
-const admin = connect(pg.url, { schema: "public", max: 1 });
-await admin.unsafe("CREATE DATABASE bench");
-await admin.end();
-const dbUrl = new URL(pg.url);
-dbUrl.pathname = "/bench";
-const internalSecret = randomHex(32);
-const adminToken = randomHex(32);
-const stack = await launchStack({
-  databaseUrl: dbUrl.toString(),
-  internalSecret,
-  webhookSecretsKey: randomHex(32),
-  adminToken,
-  logDir,
-  env: { LOG_LEVEL: "warn" },
-});
+const bench = await startBenchStack();
+const { pg, stack, internalSecret, adminToken } = bench;
 
 try {
   const adminCall = async (
@@ -236,7 +223,7 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
     gatewayUrl: stack.gatewayUrl,
     adminUrl: stack.adminUrl,
     adminToken,
-    databaseUrl: dbUrl.toString(),
+    databaseUrl: bench.databaseUrl,
     durationS: DURATION_S,
   });
   await Deno.writeTextFile(
@@ -245,14 +232,26 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   );
   console.log(formatQuotesReport(quotesReport, "bench-results/quotes.json"));
 
+  // The catalogue, on the same stack: bulk create, a 100,000-item cursor walk, stock writers.
+  const catalogueReport = await runCatalogueBench({
+    gatewayUrl: stack.gatewayUrl,
+    adminUrl: stack.adminUrl,
+    adminToken,
+    databaseUrl: bench.databaseUrl,
+    durationS: DURATION_S,
+  });
+  await Deno.writeTextFile(
+    "bench-results/catalogue.json",
+    JSON.stringify(catalogueReport, null, 2) + "\n",
+  );
+  console.log(formatCatalogueReport(catalogueReport, "bench-results/catalogue.json"));
+
   // Events → webhook deliveries, on stacks of their own: this one stops so it leaves the cores.
   await stack.stop();
   const eventsReport = await runEventsBench({ postgresUrl: pg.url });
   console.log(await writeEventsReport(eventsReport, "bench-results/events.json"));
   assertEventsRan(eventsReport);
 } finally {
-  await stack.stop();
   // With the seeded quotes it holds hundreds of MB; stopping removes it.
-  await pg.stop();
-  await Deno.remove(logDir, { recursive: true }).catch(() => {});
+  await bench.stop();
 }

@@ -1,0 +1,67 @@
+/**
+ * The stack `deno task bench` measures, booted once here so that scripts/bench.ts and a part run
+ * on its own (`deno run -A scripts/bench_catalogue.ts`) start it the same way: a throwaway
+ * embedded PostgreSQL (fsync off: the floors measured beside the API run on the same cluster),
+ * a `bench` database on it, and the real stack (gateway + services, LOG_LEVEL=warn) over that.
+ */
+import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
+import { connect } from "@printshop/shared/db";
+import { launchStack, type RunningStack } from "@printshop/shared/launcher";
+
+/** Seconds of each timed load (`BENCH_DURATION_S`), 10 unless set. */
+export const BENCH_DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
+
+export const randomHex = (bytes: number): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
+    .join("");
+
+export interface BenchStack {
+  pg: EmbeddedPostgres;
+  stack: RunningStack;
+  /** The `bench` database the stack runs on. */
+  databaseUrl: string;
+  internalSecret: string;
+  adminToken: string;
+  logDir: string;
+  /** Stops the stack and the cluster (removing its data) and the logs. */
+  stop(): Promise<void>;
+}
+
+export async function startBenchStack(prefix = "printshop-bench-"): Promise<BenchStack> {
+  const pg = await startThrowawayPostgres(prefix);
+  const logDir = await Deno.makeTempDir({ prefix: `${prefix}logs-` });
+  try {
+    const admin = connect(pg.url, { schema: "public", max: 1 });
+    await admin.unsafe("CREATE DATABASE bench");
+    await admin.end();
+    const dbUrl = new URL(pg.url);
+    dbUrl.pathname = "/bench";
+    const internalSecret = randomHex(32);
+    const adminToken = randomHex(32);
+    const stack = await launchStack({
+      databaseUrl: dbUrl.toString(),
+      internalSecret,
+      webhookSecretsKey: randomHex(32),
+      adminToken,
+      logDir,
+      env: { LOG_LEVEL: "warn" },
+    });
+    return {
+      pg,
+      stack,
+      databaseUrl: dbUrl.toString(),
+      internalSecret,
+      adminToken,
+      logDir,
+      async stop() {
+        await stack.stop();
+        await pg.stop();
+        await Deno.remove(logDir, { recursive: true }).catch(() => {});
+      },
+    };
+  } catch (error) {
+    await pg.stop();
+    await Deno.remove(logDir, { recursive: true }).catch(() => {});
+    throw error;
+  }
+}
