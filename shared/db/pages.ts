@@ -7,6 +7,7 @@ import type postgres from "postgres";
 import type { z } from "zod";
 import type { ContextKey } from "../internal_context.ts";
 import { cursorBinding, type CursorPosition, decodeCursor, encodeCursor } from "../cursor.ts";
+import type { Filter } from "../contracts/filters.ts";
 import type { Field, FieldTable } from "./fields.ts";
 import { compileFilters, escapeLike, parseFiltersParam, SQL_TYPES } from "./filters.ts";
 import type { Queryable } from "./mod.ts";
@@ -100,23 +101,38 @@ export interface PageRequest<Q> {
   pageSizeMax: number;
 }
 
-/** The conditions a list query puts on rows: named filters, search, then `filters`. */
-function conditions(
+/**
+ * What rows must meet beyond the caller's own condition, in the list query's terms: its named
+ * filters, its `search` and its filters (parsed). A list page and a bulk target's filter branch
+ * both select rows this way, so "the rows this list shows" and "the rows a bulk call changes"
+ * cannot mean different things.
+ */
+export interface RowConditions {
+  /** Values of the spec's named filters, by name; other keys are ignored. */
+  named?: Readonly<Record<string, unknown>>;
+  search?: string | undefined;
+  filters: readonly Filter[];
+  /** Where the filters sit in the request, for error details; `filters` unless told. */
+  filtersPath?: string;
+}
+
+/** The SQL condition for `where` AND named filters, search, then filters, in that order. */
+export function rowConditions(
   sql: Queryable,
   spec: ListSpec,
   where: postgres.Fragment,
-  query: ListQuery & Record<string, unknown>,
+  { named = {}, search, filters, filtersPath }: RowConditions,
 ): postgres.Fragment {
   const all = [where];
   for (const name of spec.named) {
-    const value = query[name];
+    const value = named[name];
     if (value !== undefined) {
       all.push(
         sql`${sql.unsafe(spec.fields[name]!.column)} = ${value as string | number | boolean}`,
       );
     }
   }
-  const term = query.search?.trim();
+  const term = search?.trim();
   if (term && spec.search && spec.search.length > 0) {
     const pattern = `%${escapeLike(term)}%`;
     const anyOf = spec.search.map((column) =>
@@ -125,8 +141,24 @@ function conditions(
       .reduce((acc, condition) => sql`${acc} OR ${condition}`);
     all.push(sql`(${anyOf})`);
   }
-  all.push(...compileFilters(sql, parseFiltersParam(query.filters), spec.fields));
+  all.push(
+    ...compileFilters(sql, filters, spec.fields, filtersPath ? { path: filtersPath } : {}),
+  );
   return all.reduce((acc, condition) => sql`${acc} AND ${condition}`);
+}
+
+/** The conditions a list query puts on rows: named filters, search, then `filters`. */
+function conditions(
+  sql: Queryable,
+  spec: ListSpec,
+  where: postgres.Fragment,
+  query: ListQuery & Record<string, unknown>,
+): postgres.Fragment {
+  return rowConditions(sql, spec, where, {
+    named: query,
+    search: query.search,
+    filters: parseFiltersParam(query.filters),
+  });
 }
 
 interface Order {

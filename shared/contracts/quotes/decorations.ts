@@ -28,17 +28,43 @@ export const DecorationColour = z.object(described(
   COLOUR_DESCRIPTIONS,
 ));
 
-/** One description per field, for the decoration and its write bodies. */
-const DECORATION_DESCRIPTIONS = {
-  id: "The decoration's id",
-  quoteGroupId: "The group this decoration belongs to",
-  decorationItemId: "The catalogue decoration this was priced from, if any",
+/**
+ * What a decoration is and where it goes, apart from its quote and its prices: described and
+ * validated once here, and shared by every resource that holds decorations (a quote group's, a
+ * pre-built item's), so the rules (position trimmed and capped, at most one base colour,
+ * centimetres where 0 is a measurement) cannot drift apart.
+ */
+export const DECORATION_PLACEMENT_DESCRIPTIONS = {
   method: "Decoration technique",
   position: "Where the decoration goes, as free text (`Front`, `Left chest`); trimmed, null " +
     "for none",
-  quantity: "Units decorated",
+  description: "Title printed on the quote",
+  widthCm: "Print width in centimetres; 0 is a measurement, null means not given",
+  lengthCm: "Print length in centimetres; 0 is a measurement, null means not given",
+  necklineDropCm: "How far below the collar the print starts, in centimetres",
+  screenCount: "Screens needed (screen printing)",
+  screenMeshGrade: "Screen mesh grade (screen printing), such as `156`",
+  colourCount: "How many colours are printed; kept apart from `colours`",
+  colours: "Colours in the operator's order, the base colour first",
+  specialInstructions: "Internal notes for the shop floor; never shown to the customer",
+  artworkFileUrl: "Where the artwork file is",
+  separationFileUrl: "Where the colour separation file is",
+};
+
+/** The shop's costs of a decoration; they follow costs.read wherever a decoration appears. */
+export const DECORATION_COST_DESCRIPTIONS = {
   setupCost: "What the setup (screens, digitising) costs the shop ex tax, up to 4 decimals",
   unitCost: "What decorating one unit costs the shop ex tax, up to 4 decimals",
+};
+
+/** One description per field, for the decoration and its write bodies. */
+const DECORATION_DESCRIPTIONS = {
+  ...DECORATION_PLACEMENT_DESCRIPTIONS,
+  ...DECORATION_COST_DESCRIPTIONS,
+  id: "The decoration's id",
+  quoteGroupId: "The group this decoration belongs to",
+  decorationItemId: "The catalogue decoration this was priced from, if any",
+  quantity: "Units decorated",
   baseUnitCost: "Charge per unit ex tax: unitCost with the unit markup applied; writing it " +
     "makes the unit lane `manual` and derives its markup",
   baseSetupCost: "Setup charge ex tax: setupCost with the setup markup applied; writing it " +
@@ -62,21 +88,27 @@ const DECORATION_DESCRIPTIONS = {
   rollUpSetup: "Show the setup charge folded into the garment price; presentation only",
   showOnDocuments: "Whether the row is drawn on customer documents (default true); hiding it " +
     "folds its charge into the garment price",
-  description: "Title printed on the quote",
-  widthCm: "Print width in centimetres; 0 is a measurement, null means not given",
-  lengthCm: "Print length in centimetres; 0 is a measurement, null means not given",
-  necklineDropCm: "How far below the collar the print starts, in centimetres",
-  screenCount: "Screens needed (screen printing)",
-  screenMeshGrade: "Screen mesh grade (screen printing), such as `156`",
-  colourCount: "How many colours are printed; kept apart from `colours`",
-  colours: "Colours in the operator's order, the base colour first",
-  specialInstructions: "Internal notes for the shop floor; never shown to the customer",
-  artworkFileUrl: "Where the artwork file is",
-  separationFileUrl: "Where the colour separation file is",
   sortOrder: "Position in the group's one sequence shared by lines and decorations, from 1; " +
     "omit on create to append",
   createdAt: "When the decoration was created",
   updatedAt: "When the decoration last changed",
+};
+
+/** The placement fields as answered (undescribed: each holder describes them in its object). */
+export const decorationPlacementAnswerFields = {
+  method: DecorationMethod.nullable(),
+  position: z.string().nullable(),
+  description: z.string().nullable(),
+  widthCm: z.number().nullable(),
+  lengthCm: z.number().nullable(),
+  necklineDropCm: z.number().nullable(),
+  screenCount: z.int().nullable(),
+  screenMeshGrade: z.string().nullable(),
+  colourCount: z.int().nullable(),
+  colours: z.array(DecorationColour),
+  specialInstructions: z.string().nullable(),
+  artworkFileUrl: z.string().nullable(),
+  separationFileUrl: z.string().nullable(),
 };
 
 // Cost and margin fields are optional: they are absent without scope costs.read.
@@ -84,8 +116,8 @@ export const QuoteGroupDecoration = z.object(described({
   id: Uuid,
   quoteGroupId: Uuid,
   decorationItemId: Uuid.nullable(),
-  method: DecorationMethod.nullable(),
-  position: z.string().nullable(),
+  method: decorationPlacementAnswerFields.method,
+  position: decorationPlacementAnswerFields.position,
   quantity: z.int(),
   setupCost: z.number().optional(),
   unitCost: z.number().optional(),
@@ -103,17 +135,17 @@ export const QuoteGroupDecoration = z.object(described({
   rollUp: z.boolean(),
   rollUpSetup: z.boolean(),
   showOnDocuments: z.boolean(),
-  description: z.string().nullable(),
-  widthCm: z.number().nullable(),
-  lengthCm: z.number().nullable(),
-  necklineDropCm: z.number().nullable(),
-  screenCount: z.int().nullable(),
-  screenMeshGrade: z.string().nullable(),
-  colourCount: z.int().nullable(),
-  colours: z.array(DecorationColour),
-  specialInstructions: z.string().nullable(),
-  artworkFileUrl: z.string().nullable(),
-  separationFileUrl: z.string().nullable(),
+  description: decorationPlacementAnswerFields.description,
+  widthCm: decorationPlacementAnswerFields.widthCm,
+  lengthCm: decorationPlacementAnswerFields.lengthCm,
+  necklineDropCm: decorationPlacementAnswerFields.necklineDropCm,
+  screenCount: decorationPlacementAnswerFields.screenCount,
+  screenMeshGrade: decorationPlacementAnswerFields.screenMeshGrade,
+  colourCount: decorationPlacementAnswerFields.colourCount,
+  colours: decorationPlacementAnswerFields.colours,
+  specialInstructions: decorationPlacementAnswerFields.specialInstructions,
+  artworkFileUrl: decorationPlacementAnswerFields.artworkFileUrl,
+  separationFileUrl: decorationPlacementAnswerFields.separationFileUrl,
   sortOrder: z.int(),
   createdAt: DateTime,
   updatedAt: DateTime,
@@ -172,13 +204,39 @@ const Colours = z.array(z.strictObject(described({
   "At most one colour may be the base",
 );
 
-const decorationFields = {
-  decorationItemId: Uuid.nullable(),
+/** The placement fields as written: one schema per field, whoever holds the decoration. */
+export const decorationPlacementFields = {
   method: DecorationMethod.nullable(),
   position: Text(100).nullable(),
-  quantity: Quantity,
+  description: OptionalText(500),
+  widthCm: Centimetres.nullable(),
+  lengthCm: Centimetres.nullable(),
+  necklineDropCm: Centimetres.nullable(),
+  screenCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
+    .nullable(),
+  screenMeshGrade: OptionalText(50),
+  colourCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
+    .nullable(),
+  colours: Colours,
+  specialInstructions: z.string().max(10_000, "Must be at most 10000 characters").nullable(),
+  artworkFileUrl: Url.nullable(),
+  separationFileUrl: Url.nullable(),
+};
+
+/** The cost fields as written (costs.read to set them). */
+export const decorationCostFields = {
   unitCost: Amount(4),
   setupCost: Amount(4),
+};
+
+// Listed field by field, not spread, so the document keeps its property order.
+const decorationFields = {
+  decorationItemId: Uuid.nullable(),
+  method: decorationPlacementFields.method,
+  position: decorationPlacementFields.position,
+  quantity: Quantity,
+  unitCost: decorationCostFields.unitCost,
+  setupCost: decorationCostFields.setupCost,
   baseUnitCost: Amount(4),
   baseSetupCost: Amount(4),
   includeSetupCost: Flag,
@@ -193,19 +251,17 @@ const decorationFields = {
   rollUp: Flag,
   rollUpSetup: Flag,
   showOnDocuments: Flag,
-  description: OptionalText(500),
-  widthCm: Centimetres.nullable(),
-  lengthCm: Centimetres.nullable(),
-  necklineDropCm: Centimetres.nullable(),
-  screenCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
-    .nullable(),
-  screenMeshGrade: OptionalText(50),
-  colourCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
-    .nullable(),
-  colours: Colours,
-  specialInstructions: z.string().max(10_000, "Must be at most 10000 characters").nullable(),
-  artworkFileUrl: Url.nullable(),
-  separationFileUrl: Url.nullable(),
+  description: decorationPlacementFields.description,
+  widthCm: decorationPlacementFields.widthCm,
+  lengthCm: decorationPlacementFields.lengthCm,
+  necklineDropCm: decorationPlacementFields.necklineDropCm,
+  screenCount: decorationPlacementFields.screenCount,
+  screenMeshGrade: decorationPlacementFields.screenMeshGrade,
+  colourCount: decorationPlacementFields.colourCount,
+  colours: decorationPlacementFields.colours,
+  specialInstructions: decorationPlacementFields.specialInstructions,
+  artworkFileUrl: decorationPlacementFields.artworkFileUrl,
+  separationFileUrl: decorationPlacementFields.separationFileUrl,
   sortOrder: SortOrder,
 };
 
