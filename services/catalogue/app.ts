@@ -8,6 +8,7 @@ import { catalogueItemRoutes } from "./routes/items.ts";
 import { variantRoutes } from "./routes/variants.ts";
 import { stockRoutes } from "./routes/stock.ts";
 import { settingsRoutes } from "./routes/settings.ts";
+import { prebuiltItemRoutes } from "./routes/prebuilt_items.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   return createServiceApp(catalogueContract, deps, {
@@ -15,6 +16,7 @@ export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
     ...variantRoutes(deps),
     ...stockRoutes(deps),
     ...settingsRoutes(deps),
+    ...prebuiltItemRoutes(deps),
   });
 }
 
