@@ -231,7 +231,11 @@ export interface CursorScope {
 
 /**
  * Rows after `position` in the order, NULLs last: in a keyset order that is what was not yet
- * handed out, whatever was inserted or deleted since.
+ * handed out, whatever was inserted or deleted since. On a column that cannot be NULL it is one
+ * row comparison, `(column, id) > (value, id)`, which an index on (…, column, id) starts
+ * reading at the position; the equivalent `column > v OR (column = v AND id > i)` reads from
+ * the start and discards, under the generic plan PostgreSQL settles on for a prepared
+ * statement, so each page would cost more the deeper it is.
  */
 function after(
   sql: Queryable,
@@ -247,9 +251,8 @@ function after(
   }
   // The sort value was read as text; cast back to the column's type, it compares exactly.
   const value = sql`${position.value}::text::${sql.unsafe(SQL_TYPES[field.sortType])}`;
-  const nulls = field.nullable ? sql` OR ${column} IS NULL` : sql``;
-  return sql`(${column} ${beyond} ${value}
-    OR (${column} = ${value} AND ${id} ${beyond} ${position.id}::uuid)${nulls})`;
+  const rows = sql`(${column}, ${id}) ${beyond} (${value}, ${position.id}::uuid)`;
+  return field.nullable ? sql`(${rows} OR ${column} IS NULL)` : rows;
 }
 
 /**
