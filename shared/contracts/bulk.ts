@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { described, setExamples, Uuid } from "./common.ts";
-import { Filter } from "./filters.ts";
+import { Filters } from "./filters.ts";
 import { SearchParam } from "./lists.ts";
 
 /**
@@ -17,22 +17,8 @@ export const BULK_ROWS_CEILING = 100_000;
 
 const IdList = z.array(Uuid).max(BULK_ROWS_CEILING, `At most ${BULK_ROWS_CEILING} ids`);
 
-/**
- * The filter language's object (filters.ts), its fields described: a list takes filters as a
- * query string, so a bulk body is where the document shows them as JSON.
- */
-const TargetFilter = z.strictObject(described(Filter.shape, {
-  field: "A field of the resource's list (its sortable and filterable fields)",
-  op: "eq, ne, in, nin, contains (case-insensitive), startsWith, gt, gte, lt, lte, between, " +
-    "isNull, isNotNull; the field's type decides which apply",
-  value: "The operand of eq, ne, contains, startsWith, gt, gte, lt, lte",
-  values: "The operands of in and nin",
-  from: "The lower bound of between",
-  to: "The upper bound of between",
-})).meta({ id: "Filter", description: "One condition in the filter language" });
-
-// The same bound as the list's `filters` (`Filters` in filters.ts, which does not export it).
-const TargetFilters = z.array(TargetFilter).max(50, "At most 50 filters");
+/** The filter language (filters.ts), as a bulk body gives it: JSON rather than a query string. */
+const TargetFilters = Filters;
 
 const FILTER_BRANCH = ["filters", "search", "excludeIds"] as const;
 

@@ -16,6 +16,8 @@ export const TAGS = {
   "Garment catalogue": "The garment styles the shop buys and sells, paged with a cursor",
   "Garment variants": "Colours and sizes of catalogue items with their stock, created in bulk",
   "Stock ledger": "Every change of a variant's stock, with who made it and why",
+  "Pre-built items": "Saved garment-plus-decoration combinations, changed one by one or in bulk " +
+    "over a target",
   "Catalogue settings": "How the organisation's sizes sort and whether stock may go negative",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",

@@ -11,6 +11,7 @@ import {
   Uuid,
 } from "../common.ts";
 import { offsetListQuery } from "../lists.ts";
+import { BULK_ROWS_CEILING } from "../bulk.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Amount, Flag, OptionalText } from "../quotes/values.ts";
@@ -166,9 +167,6 @@ export const BulkVariantRow = z.strictObject(described({
     "with `stockByLocation` and no `stockOnHand` holds their sum",
 });
 export type BulkVariantRow = z.infer<typeof BulkVariantRow>;
-
-/** The most rows the schema lets through; the live limit (BULK_MAX_ROWS) is checked after. */
-const BULK_ROWS_CEILING = 100_000;
 
 export const BulkCreateVariantsBody = z.strictObject(described({
   input: z.array(BulkVariantRow).min(1, "Give at least one row").max(BULK_ROWS_CEILING)
