@@ -16,7 +16,7 @@ import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { ApiError, conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
+import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { statusMove } from "../domain/prebuilt_status.ts";
 
 const PREBUILT_COLUMNS = `id, name, description, garment_catalogue_item_id, status,
@@ -275,15 +275,15 @@ async function writeDeleted(
   organizationId: string,
   rows: readonly PrebuiltItemRow[],
 ): Promise<void> {
-  for (const row of rows) {
-    const item = toPrebuiltItem(row);
-    await writeEvent(tx, {
+  await writeEvents(
+    tx,
+    rows.map((row) => ({
       organizationId,
-      type: "prebuilt_item.deleted",
-      aggregateId: item.id,
-      payload: item,
-    });
-  }
+      type: "prebuilt_item.deleted" as const,
+      aggregateId: row.id,
+      payload: toPrebuiltItem(row),
+    })),
+  );
 }
 
 export async function deletePrebuiltItem(
@@ -367,15 +367,15 @@ export async function bulkSetPrebuiltItemStatus(
         RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;
       // RETURNING has no order: events follow the target's.
       const byId = new Map(rows.map((row) => [row.id, row]));
-      for (const id of ids) {
-        const item = toPrebuiltItem(byId.get(id)!);
-        await writeEvent(tx, {
+      await writeEvents(
+        tx,
+        ids.map((id) => ({
           organizationId,
-          type: "prebuilt_item.updated",
-          aggregateId: item.id,
-          payload: item,
-        });
-      }
+          type: "prebuilt_item.updated" as const,
+          aggregateId: id,
+          payload: toPrebuiltItem(byId.get(id)!),
+        })),
+      );
     },
   );
 }
