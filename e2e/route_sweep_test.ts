@@ -48,6 +48,7 @@ interface Fixture {
   deliveryId: string;
   catalogueItemId: string;
   garmentVariantId: string;
+  prebuiltItemId: string;
 }
 
 /** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
@@ -62,6 +63,7 @@ const PARAM_FIXTURES: Record<string, keyof Fixture> = {
   deliveryId: "deliveryId",
   catalogueItemId: "catalogueItemId",
   garmentVariantId: "garmentVariantId",
+  prebuiltItemId: "prebuiltItemId",
 };
 
 /**
@@ -100,6 +102,8 @@ const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
 const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
   createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
   updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  bulkDeletePrebuiltItems: (ids) => ({ target: { ids: [ids.prebuiltItemId] } }),
+  bulkSetPrebuiltItemStatus: (ids) => ({ target: { ids: [ids.prebuiltItemId] }, status: "draft" }),
   bulkCreateGarmentVariants: (ids) => ({
     input: [{ garmentCatalogueItemId: ids.catalogueItemId, color: "Sweep", size: "XL" }],
   }),
@@ -366,6 +370,7 @@ async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Pro
     variants: await read("/v1/garment-variants?limit=100"),
     ledger: await read(`/v1/garment-variants/${fixture.garmentVariantId}/stock-adjustments`),
     catalogueSettings: await read("/v1/catalogue-settings"),
+    prebuiltItems: await read("/v1/prebuilt-items?limit=100"),
   };
 }
 
@@ -442,6 +447,11 @@ async function createFixture(
   );
   assertEquals(created.status, 201, created.text);
   const garmentVariantId = (created.body.data as { id: string }[])[0]!.id;
+  const prebuiltItemId = await post("/v1/prebuilt-items", {
+    name: "Staff polo",
+    garmentCatalogueItemId: catalogueItemId,
+    decorations: [{ position: "Left chest", method: "Embroidery", unitCost: 2.1 }],
+  });
   let deliveryId = "";
   await waitFor(
     "the fixture's delivery to succeed",
@@ -472,6 +482,7 @@ async function createFixture(
     deliveryId,
     catalogueItemId,
     garmentVariantId,
+    prebuiltItemId,
   };
 }
 
@@ -617,7 +628,14 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
         }
       });
 
-      if (route.path.includes("{")) {
+      if (route.method === "PUT") {
+        // Create-or-replace with a client's id: an unknown id creates a row (so it is not sent
+        // here, where nothing may be written), and another organisation's id cannot be taken.
+        await t.step("another organisation's id cannot be claimed", async () => {
+          const theirs = await send(stack, b.apiKey, route.method, path, validText);
+          assertRefused(theirs, `${op}: B puts A's id`, 409);
+        });
+      } else if (route.path.includes("{")) {
         await t.step("another organisation's ids are unknown ids", async () => {
           const theirs = await send(stack, b.apiKey, route.method, path, validText);
           const randomIds = Object.fromEntries(
