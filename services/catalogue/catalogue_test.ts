@@ -379,3 +379,22 @@ Deno.test("deleting an item with variants needs cascade", async () => {
     WHERE organization_id = ${org} AND type = 'garment_variant.deleted'`;
   assertEquals(events[0]!.n, made.length);
 });
+
+Deno.test("an item a pre-built item uses is never deleted, cascade or not", async () => {
+  await using h: H = await serviceHarness(catalogueService);
+  const org = crypto.randomUUID();
+  const tee = await item(h, org);
+  await variants(h, org, tee.id, ["Black"]);
+  const polo = await ok<{ id: string }>(h, "POST", "/v1/prebuilt-items", org, {
+    name: "Staff tee",
+    garmentCatalogueItemId: tee.id,
+  });
+  const refused = await call(h, "DELETE", `/v1/catalogue/${tee.id}?cascade=true`, org);
+  assertEquals(refused.status, 409, JSON.stringify(refused.body));
+  assert(String(refused.body.message).includes("pre-built"), JSON.stringify(refused.body));
+  assertEquals((await call(h, "GET", `/v1/catalogue/${tee.id}`, org)).status, 200);
+  const kept = await ok<{ totalCount: number }>(h, "GET", "/v1/garment-variants", org);
+  assertEquals(kept.totalCount, 6, "the refused cascade deleted no variant");
+  await ok(h, "DELETE", `/v1/prebuilt-items/${polo.id}`, org);
+  await ok(h, "DELETE", `/v1/catalogue/${tee.id}?cascade=true`, org);
+});
