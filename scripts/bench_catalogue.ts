@@ -26,9 +26,8 @@
  */
 import { connect, type Sql } from "@printshop/shared/db";
 import { uuidv7 } from "@printshop/shared/ids";
-import { ALL_SCOPES } from "@printshop/shared/scopes";
 import type { LatencyFigures } from "./bench_quotes.ts";
-import { BENCH_DURATION_S, startBenchStack } from "./bench_stack.ts";
+import { api, BENCH_DURATION_S, benchOrganization, startBenchStack } from "./bench_stack.ts";
 
 /** `BENCH_CATALOGUE_ITEMS` seeds fewer (or more) catalogue items, e.g. for a quick try. */
 export const CATALOGUE_ITEMS_SEEDED = Number(Deno.env.get("BENCH_CATALOGUE_ITEMS") ?? 100_000);
@@ -145,20 +144,6 @@ function figures(samples: number[]): LatencyFigures {
 }
 
 const median = (samples: number[]): number => percentile([...samples].sort((a, b) => a - b), 0.5);
-
-async function api<T>(
-  url: string,
-  init: { method?: string; headers: Record<string, string>; body?: unknown },
-): Promise<T> {
-  const res = await fetch(url, {
-    method: init.method ?? "GET",
-    headers: { ...init.headers, "content-type": "application/json" },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url} answered ${res.status}: ${text}`);
-  return (JSON.parse(text) as { data: T }).data;
-}
 
 interface Row {
   color: string;
@@ -622,22 +607,8 @@ async function stockBench(
 
 /** Runs the whole catalogue bench on a running stack and returns its figures. */
 export async function runCatalogueBench(options: CatalogueBenchOptions): Promise<CatalogueReport> {
-  const adminHeaders = { authorization: `Bearer ${options.adminToken}` };
-  const org = await api<{ id: string }>(`${options.adminUrl}/admin/organizations`, {
-    method: "POST",
-    headers: adminHeaders,
-    body: { name: "Catalogue Bench Shop" },
-  });
-  const key = await api<{ id: string; apiKey: string }>(
-    `${options.adminUrl}/admin/organizations/${org.id}/api-keys`,
-    { method: "POST", headers: adminHeaders, body: { scopes: ALL_SCOPES } },
-  );
-  await api(`${options.adminUrl}/admin/organizations/${org.id}/limits`, {
-    method: "PUT",
-    headers: adminHeaders,
-    body: { requestsPerMinute: 1_000_000 },
-  });
-  const headers = { "x-api-key": key.apiKey };
+  const { organizationId, apiKey } = await benchOrganization(options, "Catalogue Bench Shop");
+  const headers = { "x-api-key": apiKey };
   const limits = await api<{ pageSizeMax: number; bulkMaxRows: number; maxBodyBytes: number }>(
     `${options.gatewayUrl}/v1/reference/limits`,
     { headers },
@@ -657,12 +628,12 @@ export async function runCatalogueBench(options: CatalogueBenchOptions): Promise
     applicationName: "bench-catalogue-writers",
   });
   try {
-    const paging = await pagingBench(sql, options.gatewayUrl, headers, org.id);
+    const paging = await pagingBench(sql, options.gatewayUrl, headers, organizationId);
     const bulkCreate = await bulkBench(
       sql,
       options.gatewayUrl,
       headers,
-      org.id,
+      organizationId,
       limits.bulkMaxRows,
     );
     const stock = await stockBench(
@@ -670,14 +641,14 @@ export async function runCatalogueBench(options: CatalogueBenchOptions): Promise
       writersSql,
       options.gatewayUrl,
       headers,
-      org.id,
+      organizationId,
       options.durationS,
     );
     const [{ version }] = await sql<[{ version: string }]>`SELECT version()`;
     return {
       date: new Date().toISOString(),
       machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno },
-      organizationId: org.id,
+      organizationId: organizationId,
       limits,
       database: `${version.split(" on ")[0]} (embedded, fsync=off, synchronous_commit=off)`,
       bulkCreate,

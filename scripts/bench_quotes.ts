@@ -26,8 +26,8 @@
 import autocannon from "autocannon";
 import { Decimal } from "decimal.js";
 import { connect, type Sql } from "@printshop/shared/db";
-import { ALL_SCOPES } from "@printshop/shared/scopes";
 import type { MarkupGroup } from "../services/quotes/domain/markup.ts";
+import { api, benchOrganization } from "./bench_stack.ts";
 import {
   decorationTotals,
   type GroupInput,
@@ -156,20 +156,6 @@ function bandCaseSql(column: string): string {
   const arms = [...GARMENT_BANDS].reverse()
     .map((b) => `WHEN ${column} >= ${b.from} THEN ${b.markupValue}`).join(" ");
   return `CASE ${arms} END`;
-}
-
-async function api<T>(
-  url: string,
-  init: { method?: string; headers: Record<string, string>; body?: unknown },
-): Promise<T> {
-  const res = await fetch(url, {
-    method: init.method ?? "GET",
-    headers: { ...init.headers, "content-type": "application/json" },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url} answered ${res.status}: ${text}`);
-  return (JSON.parse(text) as { data: T }).data;
 }
 
 /**
@@ -691,22 +677,8 @@ async function rebandBench(
 
 /** Runs the whole quotes-at-scale bench on a running stack and returns its figures. */
 export async function runQuotesBench(options: QuotesBenchOptions): Promise<QuotesReport> {
-  const adminHeaders = { authorization: `Bearer ${options.adminToken}` };
-  const org = await api<{ id: string }>(`${options.adminUrl}/admin/organizations`, {
-    method: "POST",
-    headers: adminHeaders,
-    body: { name: "Quotes Bench Shop" },
-  });
-  const key = await api<{ id: string; apiKey: string }>(
-    `${options.adminUrl}/admin/organizations/${org.id}/api-keys`,
-    { method: "POST", headers: adminHeaders, body: { scopes: ALL_SCOPES } },
-  );
-  await api(`${options.adminUrl}/admin/organizations/${org.id}/limits`, {
-    method: "PUT",
-    headers: adminHeaders,
-    body: { requestsPerMinute: 1_000_000 },
-  });
-  const headers = { "x-api-key": key.apiKey };
+  const { organizationId, apiKey } = await benchOrganization(options, "Quotes Bench Shop");
+  const headers = { "x-api-key": apiKey };
   const garment = await api<{ id: string }>(`${options.gatewayUrl}/v1/markup-groups`, {
     method: "POST",
     headers,
@@ -728,7 +700,7 @@ export async function runQuotesBench(options: QuotesBenchOptions): Promise<Quote
         `${LINES_PER_GROUP} lines × ${VARIANTS_PER_LINE} variants + ${DECORATIONS_PER_GROUP} ` +
         `decorations per group) with SQL…`,
     );
-    const seedSeconds = await seed(sql, org.id, garment.id, taxRate);
+    const seedSeconds = await seed(sql, organizationId, garment.id, taxRate);
     const vacuumStarted = performance.now();
     for (
       const table of [
@@ -746,18 +718,18 @@ export async function runQuotesBench(options: QuotesBenchOptions): Promise<Quote
     }
     const vacuumAnalyzeSeconds = (performance.now() - vacuumStarted) / 1000;
     const counts = await sql<{ table: string; rows: number }[]>`
-      SELECT 'quotes' AS table, count(*)::int AS rows FROM quotes WHERE organization_id = ${org.id}
-      UNION ALL SELECT 'groups', count(*)::int FROM quote_groups WHERE organization_id = ${org.id}
-      UNION ALL SELECT 'lines', count(*)::int FROM quote_lines WHERE organization_id = ${org.id}
+      SELECT 'quotes' AS table, count(*)::int AS rows FROM quotes WHERE organization_id = ${organizationId}
+      UNION ALL SELECT 'groups', count(*)::int FROM quote_groups WHERE organization_id = ${organizationId}
+      UNION ALL SELECT 'lines', count(*)::int FROM quote_lines WHERE organization_id = ${organizationId}
       UNION ALL SELECT 'variants', count(*)::int FROM quote_variants
-        WHERE organization_id = ${org.id}
+        WHERE organization_id = ${organizationId}
       UNION ALL SELECT 'decorations', count(*)::int FROM quote_decorations
-        WHERE organization_id = ${org.id}
+        WHERE organization_id = ${organizationId}
       UNION ALL SELECT 'groupSourceVariants', count(*)::int FROM quote_variants
-        WHERE organization_id = ${org.id} AND markup_source = 'group'`;
+        WHERE organization_id = ${organizationId} AND markup_source = 'group'`;
     const rows = Object.fromEntries(counts.map((c) => [c.table, c.rows]));
     const { groupSourceVariants, ...tableRows } = rows;
-    const pricingCheckedOnQuotes = await checkSeedPricing(sql, org.id);
+    const pricingCheckedOnQuotes = await checkSeedPricing(sql, organizationId);
 
     // A quote created through the API after the seed continues the numbering.
     const next = await api<{ id: string; quoteRef: string }>(
@@ -776,13 +748,13 @@ export async function runQuotesBench(options: QuotesBenchOptions): Promise<Quote
     );
     const list = await listBench(options.gatewayUrl, headers, options.durationS);
     console.error(`[bench] PATCH /v1/quote-variants/{id}: ${PATCH_SAMPLES} re-bands…`);
-    const reband = await rebandBench(sql, options.gatewayUrl, headers, org.id);
+    const reband = await rebandBench(sql, options.gatewayUrl, headers, organizationId);
 
     return {
       date: new Date().toISOString(),
       machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno },
       seed: {
-        organizationId: org.id,
+        organizationId: organizationId,
         quotes: QUOTES_SEEDED,
         perQuote: {
           groups: GROUPS_PER_QUOTE,

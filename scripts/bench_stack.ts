@@ -7,6 +7,7 @@
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
 import { launchStack, type RunningStack } from "@printshop/shared/launcher";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 
 /** Seconds of each timed load (`BENCH_DURATION_S`), 10 unless set. */
 export const BENCH_DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
@@ -64,4 +65,45 @@ export async function startBenchStack(prefix = "printshop-bench-"): Promise<Benc
     await Deno.remove(logDir, { recursive: true }).catch(() => {});
     throw error;
   }
+}
+
+/** A JSON call that must succeed; answers the envelope's `data`. */
+export async function api<T>(
+  url: string,
+  init: { method?: string; headers: Record<string, string>; body?: unknown },
+): Promise<T> {
+  const res = await fetch(url, {
+    method: init.method ?? "GET",
+    headers: { ...init.headers, "content-type": "application/json" },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? "GET"} ${url} answered ${res.status}: ${text}`);
+  return (JSON.parse(text) as { data: T }).data;
+}
+
+/**
+ * A bench organisation through the admin API: its id and a key of every scope, with a rate
+ * limit high enough that the load measured is never refused.
+ */
+export async function benchOrganization(
+  admin: { adminUrl: string; adminToken: string },
+  name: string,
+): Promise<{ organizationId: string; apiKey: string }> {
+  const headers = { authorization: `Bearer ${admin.adminToken}` };
+  const org = await api<{ id: string }>(`${admin.adminUrl}/admin/organizations`, {
+    method: "POST",
+    headers,
+    body: { name },
+  });
+  const key = await api<{ id: string; apiKey: string }>(
+    `${admin.adminUrl}/admin/organizations/${org.id}/api-keys`,
+    { method: "POST", headers, body: { scopes: ALL_SCOPES } },
+  );
+  await api(`${admin.adminUrl}/admin/organizations/${org.id}/limits`, {
+    method: "PUT",
+    headers,
+    body: { requestsPerMinute: 1_000_000 },
+  });
+  return { organizationId: org.id, apiKey: key.apiKey };
 }
