@@ -1,6 +1,6 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
-import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { callAs, okAs, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import type { GarmentCatalogueItem, GarmentVariant } from "@printshop/shared/contracts/catalogue";
 import type { Config } from "./config.ts";
 import { catalogueService } from "./app.ts";
@@ -8,29 +8,8 @@ import { catalogueService } from "./app.ts";
 type H = ServiceHarness<Config>;
 type Json = Record<string, unknown>;
 
-async function call<T = Json>(
-  h: H,
-  method: string,
-  path: string,
-  org: string,
-  body?: unknown,
-  scopes: readonly string[] = ALL_SCOPES,
-): Promise<{ status: number; body: Envelope<T> & Json }> {
-  const res = await h.request(method, path, { body, organizationId: org, scopes });
-  return { status: res.status, body: await res.json() as Envelope<T> & Json };
-}
-
-async function ok<T = Json>(
-  h: H,
-  method: string,
-  path: string,
-  org: string,
-  body?: unknown,
-): Promise<T> {
-  const answer = await call<T>(h, method, path, org, body);
-  assert(answer.status < 300, `${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
-  return answer.body.data;
-}
+const call = callAs;
+const ok = okAs;
 
 async function item(h: H, org: string, styleCode = "5000"): Promise<GarmentCatalogueItem> {
   return await ok<GarmentCatalogueItem>(h, "POST", "/v1/catalogue", org, {

@@ -14,6 +14,7 @@ import { ALL_SCOPES } from "../scopes.ts";
 import type { ServiceDefinition, ServiceDeps } from "../service_main.ts";
 import { type ServiceEnv, targetOf } from "../service_defaults.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
+import type { Envelope } from "./envelope.ts";
 
 /**
  * A service app on a fresh, migrated database, called in-process through `app.request` with a
@@ -113,4 +114,38 @@ export async function serviceHarness<S extends z.ZodObject>(
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** An answer as a test reads it: the status and the envelope. */
+export interface Answer<T = Record<string, unknown>> {
+  status: number;
+  body: Envelope<T>;
+}
+
+/** One request to a harness as `org` (all scopes unless given), read as an envelope. */
+export async function callAs<T = Record<string, unknown>>(
+  h: Pick<ServiceHarness<unknown>, "request">,
+  method: string,
+  path: string,
+  org: string,
+  body?: unknown,
+  scopes: readonly string[] = ALL_SCOPES,
+): Promise<Answer<T>> {
+  const res = await h.request(method, path, { body, organizationId: org, scopes });
+  return { status: res.status, body: await res.json() as Envelope<T> };
+}
+
+/** A request that must succeed (2xx); its `data`. A failure names the request and the answer. */
+export async function okAs<T = Record<string, unknown>>(
+  h: Pick<ServiceHarness<unknown>, "request">,
+  method: string,
+  path: string,
+  org: string,
+  body?: unknown,
+): Promise<T> {
+  const answer = await callAs<T>(h, method, path, org, body);
+  if (answer.status >= 300) {
+    throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+  return answer.body.data;
 }
