@@ -61,6 +61,49 @@ export function assertMayWriteCosts(scopes: readonly string[], body: unknown): v
   }
 }
 
+/** The `field` of every filter object (`{ field, op, … }`) at any depth of a value. */
+function filteredFields(value: unknown, found: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) filteredFields(item, found);
+  } else if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    if (typeof record.field === "string" && typeof record.op === "string") found.push(record.field);
+    for (const field of Object.values(record)) filteredFields(field, found);
+  }
+}
+
+/**
+ * Filtering or sorting on a cost or margin field tells its value as surely as showing it (narrow
+ * `buyPrice gt x` until one row is left), so it needs costs.read too: the list's `filters` and
+ * `sortField`, and the filters of a bulk target in a body. 403 insufficient_scope otherwise.
+ */
+export function assertMayFilterCosts(
+  scopes: readonly string[],
+  query: Record<string, unknown>,
+  body: unknown,
+): void {
+  if (canSeeCosts(scopes)) return;
+  const named: string[] = [];
+  if (typeof query.sortField === "string") named.push(query.sortField);
+  if (typeof query.filters === "string") {
+    try {
+      filteredFields(JSON.parse(query.filters), named);
+    } catch {
+      // Not JSON: the list refuses it with a 400 of its own.
+    }
+  }
+  filteredFields(body, named);
+  const costly = [...new Set(named.filter(isCostsReadField))];
+  if (costly.length > 0) {
+    throw new ApiError(
+      "insufficient_scope",
+      `Filtering or sorting on ${
+        costly.map((f) => `"${f}"`).join(", ")
+      } needs scope "${COSTS_READ}"`,
+    );
+  }
+}
+
 /** A value as a caller sees it: without cost and margin keys at any depth unless `costs`. */
 export function visibleTo<T extends object>(value: T, costs: boolean): T {
   return costs ? value : withoutCosts(value) as T;

@@ -1,6 +1,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { ApiError } from "./http/errors.ts";
 import {
+  assertMayFilterCosts,
   assertMayWriteCosts,
   COST_FIELDS,
   COSTS_READ_FIELDS,
@@ -94,4 +95,21 @@ Deno.test("every published object leaves its cost and margin fields optional", a
     !/Create[A-Za-z]*Body|Update[A-Za-z]*Body|requestBody/.test(r)
   );
   assertEquals(answered, []);
+});
+
+Deno.test("assertMayFilterCosts() refuses a cost field in filters, sortField or a bulk target", () => {
+  const refuses = (query: Record<string, unknown>, body: unknown = {}): void =>
+    assert.throws(
+      () => assertMayFilterCosts(["garments.read"], query, body),
+      (e: unknown) => e instanceof ApiError && e.code === "insufficient_scope",
+    );
+  refuses({ filters: JSON.stringify([{ field: "buyPrice", op: "gt", value: 3.4 }]) });
+  refuses({ sortField: "buyPrice" });
+  refuses({}, { target: { filters: [{ field: "unitCost", op: "isNull" }] } });
+  assertMayFilterCosts(["garments.read"], {
+    filters: JSON.stringify([{ field: "unitPrice", op: "gt", value: 1 }]),
+    sortField: "styleCode",
+  }, { target: { ids: [] } });
+  assertMayFilterCosts(["garments.read", "costs.read"], { sortField: "buyPrice" }, {});
+  assertMayFilterCosts(["garments.read"], { filters: "not json" }, {});
 });

@@ -21,7 +21,7 @@ import { envelopeText } from "./http/envelope.ts";
 import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
 import type { Logger } from "./log.ts";
-import { assertMayWriteCosts, canSeeCosts } from "./costs.ts";
+import { assertMayFilterCosts, assertMayWriteCosts, canSeeCosts } from "./costs.ts";
 import { assertMatches, CONTRACT_CHECKS, runChecked } from "./contract_checks.ts";
 import { toHonoPath } from "./routes.ts";
 import type { ServiceDeps } from "./service_main.ts";
@@ -127,6 +127,7 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
         throw hint ? withSearchHint(error, hint, params) : error;
       }
       assertMayWriteCosts(auth.scopes, input.body);
+      assertMayFilterCosts(auth.scopes, input.query as Record<string, unknown>, input.body);
       const call = (): ReturnType<Handler<Operation>> =>
         handler({
           ...input,

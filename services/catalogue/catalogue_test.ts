@@ -65,6 +65,19 @@ Deno.test("catalogue items: create, read, change, list, and buyPrice only with c
     buyPrice: 1,
   }, noCosts);
   assertEquals(refused.status, 403);
+  // Narrowing a filter on the price would give it back as surely as showing it.
+  const filters = encodeURIComponent(JSON.stringify([{ field: "buyPrice", op: "gt", value: 3 }]));
+  const narrowed = await call(
+    h,
+    "GET",
+    `/v1/catalogue?filters=${filters}`,
+    org,
+    undefined,
+    noCosts,
+  );
+  assertEquals(narrowed.status, 403, JSON.stringify(narrowed.body));
+  const sorted = await call(h, "GET", "/v1/catalogue?sortField=buyPrice", org, undefined, noCosts);
+  assertEquals(sorted.status, 400, "buyPrice is not a sort field at all");
 });
 
 Deno.test("catalogue cursor: every row once while rows are inserted and deleted meanwhile", async () => {
