@@ -136,6 +136,14 @@ export function adjust(
     stockByLocation = at === -1
       ? [...stockByLocation, row]
       : stockByLocation.map((l, i) => (i === at ? row : l));
+    if (Math.abs(locationQuantityAfter) > STOCK_MAX) {
+      return {
+        refused: {
+          kind: "conflict",
+          message: `"${row.location}" would hold ${locationQuantityAfter}, beyond ±${STOCK_MAX}`,
+        },
+      };
+    }
     if (!allowNegative && locationQuantityAfter < 0) {
       return {
         refused: {
@@ -193,7 +201,31 @@ export function stocktake(
 ): { stock: Stock; ledger: LedgerEntry[] } | { problem: ErrorDetail } {
   const ledger: LedgerEntry[] = [];
   let next = stock;
-  if (asked.stockByLocation !== undefined) {
+  if (asked.stockByLocation !== undefined && asked.stockByLocation.length === 0) {
+    // No locations from now on: each located count leaves, and the variant holds one figure,
+    // the one asked for or else the total it had.
+    let running = stock.stockOnHand;
+    for (const row of stock.stockByLocation) {
+      if (row.quantity === 0) continue;
+      running -= row.quantity;
+      ledger.push({
+        location: row.location,
+        delta: -row.quantity,
+        stockOnHandAfter: running,
+        locationQuantityAfter: 0,
+      });
+    }
+    const figure = asked.stockOnHand ?? stock.stockOnHand;
+    if (figure !== running) {
+      ledger.push({
+        location: null,
+        delta: figure - running,
+        stockOnHandAfter: figure,
+        locationQuantityAfter: null,
+      });
+    }
+    next = { ...next, stockOnHand: figure, stockByLocation: [] };
+  } else if (asked.stockByLocation !== undefined) {
     const wanted = asked.stockByLocation;
     const located = sum(wanted);
     if (asked.stockOnHand !== undefined && asked.stockOnHand !== located) {
@@ -237,7 +269,7 @@ export function stocktake(
         locationQuantityAfter: after,
       });
     }
-    next = { ...next, stockOnHand: wanted.length > 0 ? located : running, stockByLocation: wanted };
+    next = { ...next, stockOnHand: located, stockByLocation: wanted };
   } else if (asked.stockOnHand !== undefined) {
     if (stock.stockByLocation.length > 0) {
       return {

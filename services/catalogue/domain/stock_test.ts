@@ -79,3 +79,31 @@ Deno.test("stocktake(): one ledger row per difference, and the ledger adds up", 
   assertEquals("problem" in drop && drop.problem.path, "stockOnHand");
   assertEquals(stocktake(plain, {}), { stock: plain, ledger: [] });
 });
+
+Deno.test("adjust(): no location may pass the stock bound, even when the total stays inside it", () => {
+  const skewed: Stock = {
+    stockOnHand: 0,
+    stockReserved: 0,
+    stockByLocation: [{ location: "P", quantity: 100_000_000 }, {
+      location: "N",
+      quantity: -100_000_000,
+    }],
+  };
+  const over = adjust(skewed, { location: "P", delta: 1 }, true);
+  assertEquals("refused" in over && over.refused.kind, "conflict");
+});
+
+Deno.test("stocktake(): no locations from now on, with or without a figure", () => {
+  const zeroed = stocktake({ ...plain, stockReserved: 0 }, { stockOnHand: 0, stockByLocation: [] });
+  assertEquals("stock" in zeroed && zeroed.stock.stockOnHand, 0);
+  assertEquals("ledger" in zeroed && zeroed.ledger.map((e) => [e.location, e.delta]), [[
+    null,
+    -10,
+  ]]);
+  const kept = stocktake(located, { stockByLocation: [] });
+  assertEquals("stock" in kept && [kept.stock.stockOnHand, kept.stock.stockByLocation], [9, []]);
+  assertEquals(
+    "ledger" in kept && kept.ledger.map((e) => [e.location, e.delta, e.stockOnHandAfter]),
+    [["Main", -6, 3], ["Van", -3, 0], [null, 9, 9]],
+  );
+});
