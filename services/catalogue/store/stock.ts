@@ -61,7 +61,9 @@ export interface LedgerWrite {
 
 /**
  * Writes ledger rows in one statement, each stamped with the credential that made the change.
- * Returns them in the order given.
+ * Returns them in the order given. The time is the clock's when the row is written, not the
+ * transaction's start: callers hold the variant's lock by then, so "newest first" is the order
+ * the changes were made in, whatever order their transactions began in.
  */
 export async function recordLedger(
   tx: Queryable,
@@ -88,8 +90,8 @@ export async function recordLedger(
   );
   if (rows.length === 0) return [];
   const written = await tx<AdjustmentRow[]>`
-    INSERT INTO stock_adjustments (${tx.unsafe(LEDGER_INSERT_COLUMNS)})
-    SELECT ${tx.unsafe(LEDGER_INSERT_COLUMNS)}
+    INSERT INTO stock_adjustments (${tx.unsafe(LEDGER_INSERT_COLUMNS)}, created_at)
+    SELECT ${tx.unsafe(LEDGER_INSERT_COLUMNS)}, clock_timestamp()
     FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(
       id uuid, garment_variant_id uuid, organization_id uuid, location text, delta integer,
       reason text, reference text, note text, stock_on_hand_after integer,
@@ -145,7 +147,7 @@ export async function adjustStock(
       UPDATE garment_variants SET
         stock_on_hand = ${outcome.stock.stockOnHand},
         stock_by_location = ${jsonParam(tx, outcome.stock.stockByLocation)},
-        updated_at = now()
+        updated_at = clock_timestamp()
       WHERE id = ${variantId}`;
     const [adjustment] = await recordLedger(
       tx,
