@@ -218,7 +218,7 @@ async function bulkBench(
 
   // The floor: the same rows (ids made by the client, as the service does), one statement.
   const statement = "BEGIN; INSERT INTO garment_variants (id, organization_id, " +
-    "garment_catalogue_item_id, style_code, color, size, stock_on_hand) SELECT … FROM " +
+    "garment_catalogue_item_id, style_code, color, size, size_key, stock_on_hand) SELECT … FROM " +
     "unnest($ids, $colors, $sizes, $stocks); COMMIT";
   const floorTimes: number[] = [];
   for (let i = 0; i < BULK_WARMUP + BULK_CALLS; i++) {
@@ -231,9 +231,11 @@ async function bulkBench(
     const inserted = await sql.begin((tx) =>
       tx`
         INSERT INTO garment_variants (
-          id, organization_id, garment_catalogue_item_id, style_code, color, size, stock_on_hand
+          id, organization_id, garment_catalogue_item_id, style_code, color, size, size_key,
+          stock_on_hand
         )
-        SELECT r.id, ${organizationId}, ${item.id}, ${item.styleCode}, r.color, r.size, r.stock
+        SELECT r.id, ${organizationId}, ${item.id}, ${item.styleCode}, r.color, r.size,
+          upper(r.size), r.stock
         FROM unnest(${ids}::uuid[], ${colors}::text[], ${sizes}::text[], ${stocks}::int[])
           AS r(id, color, size, stock)`
     );

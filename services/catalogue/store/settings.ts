@@ -50,7 +50,7 @@ export async function updateSettings(
     const [row] = await tx<SettingsRow[]>`
       INSERT INTO catalogue_settings
         (organization_id, size_order, size_keys, allow_negative_stock)
-      VALUES (${organizationId}, ${sizeOrder}, ${sizeOrder.map((size) => size.toUpperCase())},
+      VALUES (${organizationId}, ${sizeOrder}::text[], ${sizeOrder.map(sizeKey)}::text[],
               ${allowNegative})
       ON CONFLICT (organization_id) DO UPDATE SET
         size_order = EXCLUDED.size_order,
@@ -70,11 +70,19 @@ export async function updateSettings(
 }
 
 /**
+ * What a size label is matched on: upper-cased here, for the order's labels and for every
+ * variant's size alike (PostgreSQL's upper() depends on the cluster's locale).
+ */
+export function sizeKey(size: string): string {
+  return size.toUpperCase();
+}
+
+/**
  * How a list orders sizes: the organisation's size order (the defaults when it has none),
  * matched without regard to case, then sizes it does not list, alphabetically. A trusted SQL
- * expression over `v.size` and the settings row `s` the list joins.
+ * expression over `v.size_key`, `v.size` and the settings row `s` the list joins.
  */
 export const SIZE_SORT_KEY = `lpad(coalesce(array_position(
     coalesce(s.size_keys, ARRAY[${
-  DEFAULT_SIZE_ORDER.map((size) => `'${size}'`).join(",")
-}]::text[]) , upper(v.size)), 99999)::text, 5, '0') || v.size`;
+  DEFAULT_SIZE_ORDER.map((size) => `'${sizeKey(size)}'`).join(",")
+}]::text[]) , v.size_key), 99999)::text, 5, '0') || v.size`;

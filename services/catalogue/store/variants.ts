@@ -21,7 +21,7 @@ import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type LedgerEntry, openingStock, type Stock, stocktake } from "../domain/stock.ts";
 import { announceAdjustments, type LedgerWrite, recordLedger } from "./stock.ts";
-import { SIZE_SORT_KEY } from "./settings.ts";
+import { SIZE_SORT_KEY, sizeKey } from "./settings.ts";
 
 const VARIANT_FIELDS_SQL = [
   "id",
@@ -149,9 +149,14 @@ export async function bulkCreateVariants(
   sql: Sql,
   auth: InternalContext,
   field: "input" | "items",
-  rows: readonly BulkVariantRow[],
+  given: readonly BulkVariantRow[],
   bulkMaxRows: number,
 ): Promise<GarmentVariant[]> {
+  // Ids are compared as text below: one spelling of each, as the database writes them.
+  const rows = given.map((row) => ({
+    ...row,
+    garmentCatalogueItemId: row.garmentCatalogueItemId.toLowerCase(),
+  }));
   if (rows.length > bulkMaxRows) {
     throw validationError(
       field,
@@ -241,6 +246,7 @@ export async function bulkCreateVariants(
           unit_price: row.unitPrice ?? null,
           external_id: row.externalId ?? null,
           last_synced_at: row.lastSyncedAt ?? null,
+          size_key: sizeKey(row.size),
         };
       });
       const inserted = await tx<VariantRow[]>`
@@ -283,7 +289,7 @@ export async function bulkCreateVariants(
 const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
 
 const INSERT_COLUMNS = VARIANT_FIELDS_SQL.filter((c) => c !== "created_at" && c !== "updated_at")
-  .concat("organization_id").join(", ");
+  .concat("organization_id", "size_key").join(", ");
 
 /** The column types jsonb_to_recordset reads a bulk create's records with. */
 const RECORD_TYPES = [
@@ -308,6 +314,7 @@ const RECORD_TYPES = [
   "unit_price numeric",
   "external_id text",
   "last_synced_at timestamptz",
+  "size_key text",
 ].join(", ");
 
 export async function findVariant(
@@ -345,6 +352,7 @@ export async function updateVariant(
         throw validationError(counted.problem.path, counted.problem.message);
       }
       const changes = changedColumns(input, [...STOCK_FIELDS]);
+      if (input.size !== undefined) changes.size_key = sizeKey(input.size);
       if (input.futureAvailability !== undefined) {
         changes.future_availability = jsonParam(tx, input.futureAvailability);
       }
@@ -359,7 +367,7 @@ export async function updateVariant(
       }
       if (Object.keys(changes).length === 0) return toVariant(row);
       const [updated] = await tx<VariantRow[]>`
-        UPDATE garment_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+        UPDATE garment_variants SET ${tx(changes)}, updated_at = clock_timestamp() WHERE id = ${id}
         RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
       const variant = toVariant(updated!);
       await writeEvent(tx, {
