@@ -390,3 +390,45 @@ Deno.test("an item a pre-built item uses is never deleted, cascade or not", asyn
   await ok(h, "DELETE", `/v1/prebuilt-items/${polo.id}`, org);
   await ok(h, "DELETE", `/v1/catalogue/${tee.id}?cascade=true`, org);
 });
+
+Deno.test("found by an outside attack: ids in any case, sizes beyond ASCII, the ledger's order, a named default sort", async () => {
+  await using h: H = await serviceHarness(catalogueService);
+  const org = crypto.randomUUID();
+  const tee = await item(h, org);
+  const [upper] = await ok<GarmentVariant[]>(h, "POST", "/v1/garment-variants/bulk/create", org, {
+    input: [{ garmentCatalogueItemId: tee.id.toUpperCase(), color: "Teal", size: "M" }],
+  });
+  assertEquals(upper!.garmentCatalogueItemId, tee.id, "an upper-case id names the same item");
+
+  await ok(h, "PATCH", "/v1/catalogue-settings", org, { sizeOrder: ["Ñb", "Éa", "M"] });
+  await ok(h, "POST", "/v1/garment-variants/bulk/create", org, {
+    input: ["aaa", "ñb", "éa"].map((size) => ({
+      garmentCatalogueItemId: tee.id,
+      color: "Teal",
+      size,
+    })),
+  });
+  const sized = await ok<{ items: GarmentVariant[] }>(h, "GET", "/v1/garment-variants", org);
+  assertEquals(sized.items.map((v) => v.size), ["ñb", "éa", "M", "aaa"]);
+
+  const path = `/v1/garment-variants/${upper!.id}/stock-adjustments`;
+  await Promise.all(
+    Array.from({ length: 20 }, () => ok(h, "POST", path, org, { delta: 1, reason: "received" })),
+  );
+  const ledger = await ok<{ items: { stockOnHandAfter: number }[] }>(h, "GET", path, org);
+  assertEquals(
+    ledger.items.map((a) => a.stockOnHandAfter),
+    Array.from({ length: 20 }, (_, i) => 20 - i),
+    "newest first is the order the changes were made in",
+  );
+
+  await item(h, org, "B");
+  const page = await ok<{ nextCursor: string }>(h, "GET", "/v1/catalogue?limit=1", org);
+  const named = await call(
+    h,
+    "GET",
+    `/v1/catalogue?limit=1&sortField=createdAt&sortDirection=asc&cursor=${page.nextCursor}`,
+    org,
+  );
+  assertEquals(named.status, 200, "the default order, named, is the same order");
+});

@@ -268,8 +268,13 @@ export async function cursorPage<Row extends object, Item>(
   render: (rows: Row[]) => Promise<Item[]> | Item[],
 ): Promise<{ items: Item[]; nextCursor: string | null }> {
   if (spec.first) throw new Error(`List over ${spec.from}: a cursor cannot follow "first" keys`);
-  const binding = cursorBinding(`${scope.list}:${scope.organizationId}`, query);
   const order = orderOf(spec, query);
+  // Bound to the order itself, so the default order and the same order named agree.
+  const binding = cursorBinding(`${scope.list}:${scope.organizationId}`, {
+    ...query,
+    sortField: Object.entries(spec.fields).find(([, field]) => field === order.field)![0],
+    sortDirection: order.direction,
+  });
   let where = conditions(sql, spec, base, query);
   if (query.cursor !== undefined) {
     const position = decodeCursor(scope.key, binding, query.cursor);
