@@ -81,7 +81,8 @@ const PREBUILT_ITEM_DESCRIPTIONS = {
     "uses cannot be deleted",
   status: "`draft` while put together, `active` while offered, `archived` when retired. " +
     "Moves: draft → active or archived; active → draft or archived; archived → active only. " +
-    "New items are `draft`; PUT without it keeps the current status",
+    "New items are `draft` unless created with another status; PUT without it keeps the " +
+    "current status",
   defaultColors: "Garment colours it usually comes in, in the shop's order",
   defaultSizes: "Sizes it usually comes in, in the shop's order",
   decorations: "Its decorations, in order; costs follow scope costs.read",
