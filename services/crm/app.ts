@@ -4,10 +4,14 @@ import { createServiceApp } from "@printshop/shared/service-app";
 import type { ServiceEnv } from "@printshop/shared/service-defaults";
 import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
 import { type Config, ConfigSchema } from "./config.ts";
+import { customerRoutes } from "./routes/customers.ts";
+import { customFieldRoutes } from "./routes/custom_fields.ts";
 
-/** The CRM service: its contract declares no operations yet, so it serves its health check. */
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp(crmContract, deps, {});
+  return createServiceApp(crmContract, deps, {
+    ...customerRoutes(deps),
+    ...customFieldRoutes(deps),
+  });
 }
 
 /** The service as its process (main.ts) and its tests start it. */

@@ -19,6 +19,10 @@ export const TAGS = {
   "Pre-built items": "Saved garment-plus-decoration combinations, changed one by one or in bulk " +
     "over a target",
   "Catalogue settings": "How the organisation's sizes sort and whether stock may go negative",
+  Customers: "The shop's clients with their contacts and addresses; tiers, tags and archiving " +
+    "in bulk over a target",
+  "Custom fields": "Fields a shop adds to its customers, vendors and tasks, with values checked " +
+    "against them",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",
   Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",

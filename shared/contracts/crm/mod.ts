@@ -1,6 +1,21 @@
-/** The CRM service's contract: it serves no operations yet, only its health check. */
+/**
+ * The CRM service's contract: every operation it serves and every event it emits. A new
+ * resource is a file beside these, listed once below.
+ */
 import { serviceContract } from "../operation.ts";
+import { customerEvents, customerOperations } from "./customers.ts";
+import { customFieldEvents, customFieldOperations } from "./custom_fields.ts";
 
-export const crmContract = serviceContract("crm", {});
+export * from "./values.ts";
+export * from "./customers.ts";
+export * from "./custom_fields.ts";
 
-export const crmEvents = {};
+export const crmEvents = {
+  ...customerEvents,
+  ...customFieldEvents,
+};
+
+export const crmContract = serviceContract("crm", {
+  ...customerOperations,
+  ...customFieldOperations,
+});
