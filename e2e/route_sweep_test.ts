@@ -49,6 +49,10 @@ interface Fixture {
   catalogueItemId: string;
   garmentVariantId: string;
   prebuiltItemId: string;
+  customerId: string;
+  customerContactId: string;
+  customerAddressId: string;
+  fieldId: string;
 }
 
 /** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
@@ -64,6 +68,10 @@ const PARAM_FIXTURES: Record<string, keyof Fixture> = {
   catalogueItemId: "catalogueItemId",
   garmentVariantId: "garmentVariantId",
   prebuiltItemId: "prebuiltItemId",
+  customerId: "customerId",
+  customerContactId: "customerContactId",
+  customerAddressId: "customerAddressId",
+  fieldId: "fieldId",
 };
 
 /**
@@ -75,12 +83,13 @@ const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
   setupMarkupGroupId: "setupMarkupGroupId",
   taxRateId: "taxRateId",
   garmentCatalogueItemId: "catalogueItemId",
+  clientId: "customerId",
+  contactId: "customerContactId",
+  shippingAddressId: "customerAddressId",
+  defaultMarkupGroupId: "markupGroupId",
 };
 /** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
 const UNRESOLVED_REFERENCES: Record<string, string> = {
-  clientId: "a CRM client (CRM is not built yet)",
-  contactId: "a CRM contact (CRM is not built yet)",
-  shippingAddressId: "a CRM address (CRM is not built yet)",
   decorationItemId: "a decoration catalogue item (no service keeps decoration items yet)",
   supplierVendorId: "a CRM vendor (CRM is not built yet)",
   mockId: "a proof (proofs is not built yet)",
@@ -90,7 +99,17 @@ const UNRESOLVED_REFERENCES: Record<string, string> = {
  * Reference fields an operation keeps without resolving, because the resource lives in another
  * service whose tables it may not read (it would learn the ids from that service's events).
  */
+const QUOTE_CUSTOMER_REFERENCES = {
+  clientId: "a CRM customer, kept by the CRM service",
+  contactId: "a CRM contact, kept by the CRM service",
+  shippingAddressId: "a CRM address, kept by the CRM service",
+};
+const CUSTOMER_MARKUP_REFERENCE = { defaultMarkupGroupId: "a markup group, kept by quotes" };
 const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
+  createQuote: QUOTE_CUSTOMER_REFERENCES,
+  updateQuote: QUOTE_CUSTOMER_REFERENCES,
+  createCustomer: CUSTOMER_MARKUP_REFERENCE,
+  updateCustomer: CUSTOMER_MARKUP_REFERENCE,
   createQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
   updateQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
 };
@@ -102,6 +121,9 @@ const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
 const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
   createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
   updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  bulkSetCustomerTier: (ids) => ({ target: { ids: [ids.customerId] }, tier: "gold" }),
+  bulkTagCustomers: (ids) => ({ target: { ids: [ids.customerId] }, add: ["sweep"] }),
+  bulkArchiveCustomers: (ids) => ({ target: { ids: [ids.customerId] }, archived: false }),
   bulkDeletePrebuiltItems: (ids) => ({ target: { ids: [ids.prebuiltItemId] } }),
   bulkSetPrebuiltItemStatus: (ids) => ({ target: { ids: [ids.prebuiltItemId] }, status: "draft" }),
   bulkCreateGarmentVariants: (ids) => ({
@@ -371,12 +393,14 @@ async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Pro
     ledger: await read(`/v1/garment-variants/${fixture.garmentVariantId}/stock-adjustments`),
     catalogueSettings: await read("/v1/catalogue-settings"),
     prebuiltItems: await read("/v1/prebuilt-items?limit=100"),
+    customers: await read("/v1/customers?limit=100"),
+    customFields: await read("/v1/custom-fields"),
   };
 }
 
 async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
   const all: Record<string, unknown[]> = {};
-  for (const schema of ["gateway", "quotes", "catalogue", "webhooks"]) {
+  for (const schema of ["gateway", "quotes", "catalogue", "crm", "webhooks"]) {
     const sql = connect(stack.db.url, { schema, max: 1 });
     try {
       all[schema] = [...await sql`SELECT id, type, aggregate_id FROM outbox ORDER BY id`];
@@ -452,6 +476,22 @@ async function createFixture(
     garmentCatalogueItemId: catalogueItemId,
     decorations: [{ position: "Left chest", method: "Embroidery", unitCost: 2.1 }],
   });
+  const fieldId = await post("/v1/custom-fields", {
+    name: "Courier",
+    type: "select",
+    entity: "customer",
+    options: ["StarTrack", "Aramex"],
+  });
+  const customerId = await post("/v1/customers", {
+    companyName: "Riverside Bakery",
+    customFields: { [fieldId]: "Aramex" },
+  });
+  const customerContactId = await post(`/v1/customers/${customerId}/contacts`, {
+    firstName: "Sam",
+  });
+  const customerAddressId = await post(`/v1/customers/${customerId}/addresses`, {
+    city: "Balmain",
+  });
   let deliveryId = "";
   await waitFor(
     "the fixture's delivery to succeed",
@@ -483,6 +523,10 @@ async function createFixture(
     catalogueItemId,
     garmentVariantId,
     prebuiltItemId,
+    customerId,
+    customerContactId,
+    customerAddressId,
+    fieldId,
   };
 }
 
