@@ -6,11 +6,13 @@ import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-m
 import { type Config, ConfigSchema } from "./config.ts";
 import { customerRoutes } from "./routes/customers.ts";
 import { customFieldRoutes } from "./routes/custom_fields.ts";
+import { vendorRoutes } from "./routes/vendors.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   return createServiceApp(crmContract, deps, {
     ...customerRoutes(deps),
     ...customFieldRoutes(deps),
+    ...vendorRoutes(deps),
   });
 }
 

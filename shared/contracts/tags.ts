@@ -23,6 +23,8 @@ export const TAGS = {
     "in bulk over a target",
   "Custom fields": "Fields a shop adds to its customers, vendors and tasks, with values checked " +
     "against them",
+  Vendors: "Businesses the shop buys from or outsources decoration to, with their contacts and " +
+    "addresses; archived rather than deleted",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",
   Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",
