@@ -139,6 +139,8 @@ export const CUSTOMER_EXAMPLE: Customer = {
   updatedAt: "2026-06-18T04:40:00.915Z",
 };
 setExamples(Customer, CUSTOMER_EXAMPLE);
+setExamples(CustomerContact, CUSTOMER_EXAMPLE.contacts[0]!);
+setExamples(CustomerAddress, CUSTOMER_EXAMPLE.addresses[0]!);
 
 const Tags = z.array(Tag).max(50, "At most 50 tags");
 
@@ -261,6 +263,10 @@ const ChildDeleted = z.object(described({ id: Uuid, customerId: Uuid }, {
   id: "The id of what was removed",
   customerId: "The customer it belonged to",
 })).meta({ id: "CustomerChildDeleted", description: "What a contact or address delete removed" });
+setExamples(ChildDeleted, {
+  id: CUSTOMER_EXAMPLE.contacts[0]!.id,
+  customerId: CUSTOMER_EXAMPLE.id,
+});
 
 export const customerEvents = defineEvents("crm", "customers.read", {
   "customer.created": { summary: "A customer was created", data: Customer },
