@@ -7,12 +7,14 @@ import { type Config, ConfigSchema } from "./config.ts";
 import { customerRoutes } from "./routes/customers.ts";
 import { customFieldRoutes } from "./routes/custom_fields.ts";
 import { vendorRoutes } from "./routes/vendors.ts";
+import { taskRoutes } from "./routes/tasks.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   return createServiceApp(crmContract, deps, {
     ...customerRoutes(deps),
     ...customFieldRoutes(deps),
     ...vendorRoutes(deps),
+    ...taskRoutes(deps),
   });
 }
 

@@ -25,6 +25,8 @@ export const TAGS = {
     "against them",
   Vendors: "Businesses the shop buys from or outsources decoration to, with their contacts and " +
     "addresses; archived rather than deleted",
+  Tasks: "The shop's to-dos, linked to a quote, customer, vendor or job, with a checklist, " +
+    "comments and attachments",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",
   Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",
