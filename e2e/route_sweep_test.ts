@@ -53,6 +53,13 @@ interface Fixture {
   customerContactId: string;
   customerAddressId: string;
   fieldId: string;
+  vendorId: string;
+  vendorContactId: string;
+  vendorAddressId: string;
+  taskId: string;
+  checklistItemId: string;
+  commentId: string;
+  attachmentId: string;
 }
 
 /** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
@@ -72,6 +79,13 @@ const PARAM_FIXTURES: Record<string, keyof Fixture> = {
   customerContactId: "customerContactId",
   customerAddressId: "customerAddressId",
   fieldId: "fieldId",
+  vendorId: "vendorId",
+  vendorContactId: "vendorContactId",
+  vendorAddressId: "vendorAddressId",
+  taskId: "taskId",
+  checklistItemId: "checklistItemId",
+  commentId: "commentId",
+  attachmentId: "attachmentId",
 };
 
 /**
@@ -87,11 +101,15 @@ const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
   contactId: "customerContactId",
   shippingAddressId: "customerAddressId",
   defaultMarkupGroupId: "markupGroupId",
+  customerId: "customerId",
+  vendorId: "vendorId",
+  supplierVendorId: "vendorId",
+  quoteId: "quoteId",
 };
 /** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
 const UNRESOLVED_REFERENCES: Record<string, string> = {
   decorationItemId: "a decoration catalogue item (no service keeps decoration items yet)",
-  supplierVendorId: "a CRM vendor (CRM is not built yet)",
+  jobId: "a production job (no service keeps jobs yet)",
   mockId: "a proof (proofs is not built yet)",
 };
 
@@ -105,11 +123,17 @@ const QUOTE_CUSTOMER_REFERENCES = {
   shippingAddressId: "a CRM address, kept by the CRM service",
 };
 const CUSTOMER_MARKUP_REFERENCE = { defaultMarkupGroupId: "a markup group, kept by quotes" };
+const TASK_QUOTE_REFERENCE = { quoteId: "a quote, kept by the quotes service" };
+const ITEM_VENDOR_REFERENCE = { supplierVendorId: "a CRM vendor, kept by the CRM service" };
 const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
   createQuote: QUOTE_CUSTOMER_REFERENCES,
   updateQuote: QUOTE_CUSTOMER_REFERENCES,
   createCustomer: CUSTOMER_MARKUP_REFERENCE,
   updateCustomer: CUSTOMER_MARKUP_REFERENCE,
+  createTask: TASK_QUOTE_REFERENCE,
+  updateTask: TASK_QUOTE_REFERENCE,
+  createCatalogueItem: ITEM_VENDOR_REFERENCE,
+  updateCatalogueItem: ITEM_VENDOR_REFERENCE,
   createQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
   updateQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
 };
@@ -121,6 +145,12 @@ const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
 const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
   createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
   updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  createTaskAttachment: () => ({
+    fileUrl: "https://files.example.com/sweep.pdf",
+    filename: "sweep.pdf",
+    mimeType: "application/pdf",
+    sizeBytes: 1,
+  }),
   bulkSetCustomerTier: (ids) => ({ target: { ids: [ids.customerId] }, tier: "gold" }),
   bulkTagCustomers: (ids) => ({ target: { ids: [ids.customerId] }, add: ["sweep"] }),
   bulkArchiveCustomers: (ids) => ({ target: { ids: [ids.customerId] }, archived: false }),
@@ -395,6 +425,10 @@ async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Pro
     prebuiltItems: await read("/v1/prebuilt-items?limit=100"),
     customers: await read("/v1/customers?limit=100"),
     customFields: await read("/v1/custom-fields"),
+    vendors: await read("/v1/vendors?limit=100"),
+    archivedVendors: await read("/v1/vendors?limit=100&isActive=false"),
+    tasks: await read("/v1/tasks?limit=100"),
+    taskExtras: await read(`/v1/tasks/${fixture.taskId}/extras`),
   };
 }
 
@@ -492,6 +526,28 @@ async function createFixture(
   const customerAddressId = await post(`/v1/customers/${customerId}/addresses`, {
     city: "Balmain",
   });
+  const vendorId = await post("/v1/vendors", {
+    name: "Sweep Vendor",
+    kind: "Decorator",
+    serviceTypes: ["ScreenPrint"],
+  });
+  const vendorContactId = await post(`/v1/vendors/${vendorId}/contacts`, {
+    firstName: "Lee",
+    email: "lee@sweep.example",
+  });
+  const vendorAddressId = await post(`/v1/vendors/${vendorId}/addresses`, {
+    label: "Workshop",
+    city: "Marrickville",
+  });
+  const taskId = await post("/v1/tasks", { title: "Sweep task", customerId, vendorId, quoteId });
+  const checklistItemId = await post(`/v1/tasks/${taskId}/checklist`, { text: "Check sizes" });
+  const commentId = await post(`/v1/tasks/${taskId}/comments`, { body: "Hello" });
+  const attachmentId = await post(`/v1/tasks/${taskId}/attachments`, {
+    fileUrl: "https://files.example.com/a.pdf",
+    filename: "a.pdf",
+    mimeType: "application/pdf",
+    sizeBytes: 1,
+  });
   let deliveryId = "";
   await waitFor(
     "the fixture's delivery to succeed",
@@ -527,6 +583,13 @@ async function createFixture(
     customerContactId,
     customerAddressId,
     fieldId,
+    vendorId,
+    vendorContactId,
+    vendorAddressId,
+    taskId,
+    checklistItemId,
+    commentId,
+    attachmentId,
   };
 }
 
