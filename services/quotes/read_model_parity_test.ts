@@ -18,6 +18,7 @@ import type { Config } from "./config.ts";
 import { QUOTE_COLUMNS, type QuoteRow, toQuote } from "./store/rows.ts";
 import { groupsOfQuotes } from "./store/read_model.ts";
 import { findQuoteJson } from "./store/quotes.ts";
+import { applyCustomerFacts } from "./store/customers.ts";
 import { COST_FIELDS } from "@printshop/shared/costs";
 import { ApiError } from "@printshop/shared/http";
 
@@ -107,6 +108,16 @@ async function buildQuotes(a: Api): Promise<string[]> {
     invoiceStatus: "draft",
     taxRateId: taxRate.id,
   });
+  // Its client as the customer projection knows it, by a name JSON must escape.
+  await applyCustomerFacts(a.h.sql, [{
+    organizationId: a.org,
+    customerId: full.clientId as string,
+    name: AWKWARD,
+    isArchived: false,
+    deleted: false,
+    occurredAt: new Date().toISOString(),
+    eventId: crypto.randomUUID(),
+  }]);
   const empty = await a.call("POST", "/v1/quotes", {});
   const emptyGroup = await a.call("POST", "/v1/quotes", { reference: "Only a group" });
   await a.call("POST", `/v1/quotes/${emptyGroup.id}/groups`, { name: "Nothing yet" });
@@ -325,6 +336,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
       assert(lines.some((l) => l.percentage === 12.3456 && l.valueType === "Percentage"));
       assert(lines.some((l) => l.unitPriceExGst === 999999999.9999));
       assertEquals(full.taxRatePct, 12.3456);
+      assertEquals(full.clientName, AWKWARD);
       const printed = decorations.find((d) => d.method === "ScreenPrinting")!;
       assertEquals(printed.colours.map((c) => c.name), ["White", "Navy", "Red", AWKWARD]);
       assertEquals([printed.widthCm, printed.lengthCm, printed.necklineDropCm], [12.34, 0, 0.01]);

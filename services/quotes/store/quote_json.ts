@@ -35,6 +35,7 @@
  */
 
 import { isCostsReadField } from "@printshop/shared/costs";
+import { clientNameSql } from "./customers.ts";
 
 type Kind =
   | "uuid"
@@ -180,6 +181,7 @@ const QUOTE_FIELDS = (groups: string): Field[] => [
   field("quoteRef", "q.quote_ref", "text"),
   field("reference", "q.reference", "text", NULLABLE),
   field("clientId", "q.client_id", "uuid", NULLABLE),
+  field("clientName", clientNameSql("q"), "text", NULLABLE),
   field("contactId", "q.contact_id", "uuid", NULLABLE),
   field("shippingAddressId", "q.shipping_address_id", "uuid", NULLABLE),
   field("salesRepEmail", "q.sales_rep_email", "text", NULLABLE),

@@ -22,6 +22,7 @@ import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { formatQuoteRef } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
+import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 
@@ -337,7 +338,8 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
   fields: QUOTE_FIELDS,
-  search: ["quote_ref", "reference", "notes", "client_id::text"],
+  // The client's name as the customer projection knows it (store/customers.ts).
+  search: ["quote_ref", "reference", "notes", "client_id::text", clientNameSql("quotes")],
   order: { field: "createdAt", direction: "desc" },
 });
 

@@ -1,3 +1,4 @@
+import { clientNameSql } from "./customers.ts";
 import type {
   Quote,
   QuoteGroup,
@@ -10,7 +11,7 @@ export const QUOTE_COLUMNS = `id, status, quote_ref, subtotal_ex_gst, gst_amount
   reference, client_id, contact_id, shipping_address_id, sales_rep_email, delivery_method,
   delivery_date, production_deadline, invoice_due_date, notes, tax_rate_id, tax_name,
   tax_rate_pct, mock_id, job_id, job_ref, invoice_id, invoice_status, sent_to_email, sent_at,
-  created_at, updated_at`;
+  created_at, updated_at, ${clientNameSql("quotes")} AS client_name`;
 
 export const GROUP_COLUMNS = `id, quote_id, name, sort_order, roll_up_decoration,
   roll_up_setup, created_at, updated_at`;
@@ -24,6 +25,8 @@ export interface QuoteRow {
   total_inc_gst: string;
   reference: string | null;
   client_id: string | null;
+  /** From the customer projection (store/customers.ts). */
+  client_name: string | null;
   contact_id: string | null;
   shipping_address_id: string | null;
   sales_rep_email: string | null;
@@ -91,6 +94,7 @@ export function toQuote(row: QuoteRow, groups: QuoteGroup[]): Quote {
     quoteRef: row.quote_ref,
     reference: row.reference,
     clientId: row.client_id,
+    clientName: row.client_name,
     contactId: row.contact_id,
     shippingAddressId: row.shipping_address_id,
     salesRepEmail: row.sales_rep_email,

@@ -36,6 +36,10 @@ const QUOTE_DESCRIPTIONS = {
   quoteRef: "Human-readable number the shop assigns (`Q-00042`); read-only",
   reference: "The customer's name for the job (an order number, a title)",
   clientId: "The CRM customer the quote is for",
+  clientName: "The name (`companyName`) of the CRM customer `clientId` names; read-only. The " +
+    "quotes service learns it from the CRM's `customer.*` events, so it may lag a change in the " +
+    "CRM by a moment; null when the quote has no `clientId`, when no event has told of that " +
+    "customer yet, or once the customer was deleted",
   contactId: "The customer's contact person",
   shippingAddressId: "Where the order ships",
   salesRepEmail: "Email of the shop's sales rep for this quote",
@@ -69,6 +73,7 @@ export const Quote = z.object(described({
   quoteRef: z.string(),
   reference: z.string().nullable(),
   clientId: Uuid.nullable(),
+  clientName: z.string().nullable(),
   contactId: Uuid.nullable(),
   shippingAddressId: Uuid.nullable(),
   salesRepEmail: z.string().nullable(),
@@ -106,6 +111,7 @@ export const QUOTE_EXAMPLE: Quote = {
   quoteRef: "Q-00042",
   reference: "Riverside Bakery — staff tees",
   clientId: "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
+  clientName: "Riverside Bakery",
   contactId: "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
   shippingAddressId: "0192f4b5-8091-7ca2-8db3-e4f5a6b7c8d9",
   salesRepEmail: "sam@inkwellprint.com.au",
