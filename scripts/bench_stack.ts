@@ -3,10 +3,12 @@
  * on its own (`deno run -A scripts/bench_catalogue.ts`) start it the same way: a throwaway
  * embedded PostgreSQL (fsync off: the floors measured beside the API run on the same cluster),
  * a `bench` database on it, and the real stack (gateway + services, LOG_LEVEL=warn) over that.
+ * A part may give one process variables of its own (scripts/bench_crm.ts: the CRM's
+ * BULK_MAX_ROWS), which bench.ts then passes for the whole run.
  */
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
-import { launchStack, type RunningStack } from "@printshop/shared/launcher";
+import { launchStack, type RunningStack, type StackOptions } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 
 /** Seconds of each timed load (`BENCH_DURATION_S`), 10 unless set. */
@@ -28,7 +30,18 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
-export async function startBenchStack(prefix = "printshop-bench-"): Promise<BenchStack> {
+export interface BenchStackOptions {
+  /**
+   * Variables for one process only (the CRM's BULK_MAX_ROWS for scripts/bench_crm.ts), so that
+   * what the other parts measure, and the gateway's reported limits, stay as they were.
+   */
+  processEnv?: StackOptions["processEnv"];
+}
+
+export async function startBenchStack(
+  prefix = "printshop-bench-",
+  options: BenchStackOptions = {},
+): Promise<BenchStack> {
   const pg = await startThrowawayPostgres(prefix);
   const logDir = await Deno.makeTempDir({ prefix: `${prefix}logs-` });
   try {
@@ -46,6 +59,7 @@ export async function startBenchStack(prefix = "printshop-bench-"): Promise<Benc
       adminToken,
       logDir,
       env: { LOG_LEVEL: "warn" },
+      processEnv: options.processEnv,
     });
     return {
       pg,
