@@ -123,7 +123,11 @@ async function withChildren(tx: Queryable, rows: readonly CustomerRow[]): Promis
   ]);
   const group = <R extends { customer_id: string }, T>(list: readonly R[], to: (r: R) => T) => {
     const by = new Map<string, T[]>();
-    for (const row of list) by.set(row.customer_id, [...(by.get(row.customer_id) ?? []), to(row)]);
+    for (const row of list) {
+      const rows = by.get(row.customer_id);
+      if (rows) rows.push(to(row));
+      else by.set(row.customer_id, [to(row)]);
+    }
     return by;
   };
   const contactsOf = group(contacts, toContact);
