@@ -27,6 +27,9 @@ export const TAGS = {
     "addresses; archived rather than deleted",
   Tasks: "The shop's to-dos, linked to a quote, customer, vendor or job, with a checklist, " +
     "comments and attachments",
+  Mocks: "Artwork placed on a garment for a quote, a quote group or a job, which proofs show",
+  Proofs: "What a customer is asked to approve: numbered revisions, items with their sizes, " +
+    "the customer's decisions recorded as evidence, and the history of each revision",
   Events: "The event catalogue and this organisation's event log, to catch up on missed " +
     "deliveries",
   Webhooks: "Subscriptions of the calling credential, their signing secrets and deliveries",

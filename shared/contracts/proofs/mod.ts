@@ -1,6 +1,25 @@
-/** The proofs service's contract: it serves no operations yet, only its health check. */
+/**
+ * The proofs service's contract: every operation it serves and every event it emits. A new
+ * resource is a file beside these, listed once below.
+ */
 import { serviceContract } from "../operation.ts";
+import { mockEvents, mockOperations } from "./mocks.ts";
+import { proofEvents, proofOperations } from "./proofs.ts";
+import { proofItemLinkEvents, proofItemLinkOperations } from "./item_links.ts";
 
-export const proofsContract = serviceContract("proofs", {});
+export * from "./values.ts";
+export * from "./mocks.ts";
+export * from "./proofs.ts";
+export * from "./item_links.ts";
 
-export const proofsEvents = {};
+export const proofsEvents = {
+  ...mockEvents,
+  ...proofEvents,
+  ...proofItemLinkEvents,
+};
+
+export const proofsContract = serviceContract("proofs", {
+  ...mockOperations,
+  ...proofOperations,
+  ...proofItemLinkOperations,
+});
