@@ -4,10 +4,16 @@ import { createServiceApp } from "@printshop/shared/service-app";
 import type { ServiceEnv } from "@printshop/shared/service-defaults";
 import type { ServiceDefinition, ServiceDeps } from "@printshop/shared/service-main";
 import { type Config, ConfigSchema } from "./config.ts";
+import { mockRoutes } from "./routes/mocks.ts";
+import { proofRoutes } from "./routes/proofs.ts";
+import { itemLinkRoutes } from "./routes/item_links.ts";
 
-/** The Proofs service: its contract declares no operations yet, so it serves its health check. */
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp(proofsContract, deps, {});
+  return createServiceApp(proofsContract, deps, {
+    ...mockRoutes(deps),
+    ...proofRoutes(deps),
+    ...itemLinkRoutes(deps),
+  });
 }
 
 /** The service as its process (main.ts) and its tests start it. */

@@ -1,0 +1,161 @@
+/** Mocks: SQL, one transaction per change, each with its event. */
+import type { Queryable, Sql } from "@printshop/shared/db";
+import {
+  type CreateMockBody,
+  type ListMocksQuery,
+  type Mock,
+  MOCK_OWNER_FIELDS,
+  type UpdateMockBody,
+} from "@printshop/shared/contracts/proofs";
+import { changedColumns } from "@printshop/shared/db/fields";
+import { conflict, invalid, notFound } from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import { writeEvent } from "@printshop/shared/outbox";
+import { ownerProblems } from "../domain/rules.ts";
+
+const MOCK_COLUMNS = "id, quote_id, quote_group_id, job_id, name, images, notes, created_at, " +
+  "updated_at";
+
+interface MockRow {
+  id: string;
+  quote_id: string | null;
+  quote_group_id: string | null;
+  job_id: string | null;
+  name: string;
+  images: string[];
+  notes: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toMock(row: MockRow): Mock {
+  return {
+    id: row.id,
+    quoteId: row.quote_id,
+    quoteGroupId: row.quote_group_id,
+    jobId: row.job_id,
+    name: row.name,
+    images: row.images,
+    notes: row.notes,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+async function lockMock(tx: Queryable, organizationId: string, id: string): Promise<MockRow> {
+  const [row] = await tx<MockRow[]>`
+    SELECT ${tx.unsafe(MOCK_COLUMNS)} FROM mocks
+    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
+  if (!row) throw notFound("Mock", id);
+  return row;
+}
+
+export async function findMock(sql: Queryable, organizationId: string, id: string): Promise<Mock> {
+  const [row] = await sql<MockRow[]>`
+    SELECT ${sql.unsafe(MOCK_COLUMNS)} FROM mocks
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  if (!row) throw notFound("Mock", id);
+  return toMock(row);
+}
+
+/**
+ * The mocks of a job, quote or quote group (the filters given narrow together), oldest first,
+ * at most `cap` of them; `truncated` when there were more. The list is not paged (spec 4.9), so
+ * it must be narrowed: without any of the three it is a 400 naming them.
+ */
+export async function listMocks(
+  sql: Queryable,
+  organizationId: string,
+  query: ListMocksQuery,
+  cap: number,
+): Promise<{ items: Mock[]; truncated: boolean }> {
+  const problems = ownerProblems(query, MOCK_OWNER_FIELDS, "The mock list");
+  if (problems.length > 0) {
+    throw invalid(
+      "query",
+      problems.map((p) => ({
+        ...p,
+        message: "Give at least one of quoteId, quoteGroupId or jobId: the list is not paged, " +
+          "so it is always narrowed",
+      })),
+    );
+  }
+  const conditions = MOCK_OWNER_FIELDS.flatMap((field) => {
+    const value = query[field];
+    const column = { quoteId: "quote_id", quoteGroupId: "quote_group_id", jobId: "job_id" }[field];
+    return value === undefined ? [] : [sql`${sql(column)} = ${value}`];
+  }).reduce((acc, c) => sql`${acc} AND ${c}`, sql`organization_id = ${organizationId}`);
+  const rows = await sql<MockRow[]>`
+    SELECT ${sql.unsafe(MOCK_COLUMNS)} FROM mocks WHERE ${conditions}
+    ORDER BY created_at, id LIMIT ${cap + 1}`;
+  return { items: rows.slice(0, cap).map(toMock), truncated: rows.length > cap };
+}
+
+export async function createMock(
+  sql: Sql,
+  organizationId: string,
+  input: CreateMockBody,
+): Promise<Mock> {
+  const problems = ownerProblems(input, MOCK_OWNER_FIELDS, "A mock");
+  if (problems.length > 0) throw invalid("mock", problems);
+  return await sql.begin(async (tx) => {
+    const [row] = await tx<MockRow[]>`
+      INSERT INTO mocks ${
+      tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
+    }
+      RETURNING ${tx.unsafe(MOCK_COLUMNS)}`;
+    const mock = toMock(row!);
+    await writeEvent(tx, {
+      organizationId,
+      type: "mock.created",
+      aggregateId: mock.id,
+      payload: mock,
+    });
+    return mock;
+  });
+}
+
+export async function updateMock(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+  input: UpdateMockBody,
+): Promise<Mock> {
+  return await sql.begin(async (tx) => {
+    const current = toMock(await lockMock(tx, organizationId, id));
+    const problems = ownerProblems({ ...current, ...input }, MOCK_OWNER_FIELDS, "A mock");
+    if (problems.length > 0) throw invalid("mock", problems);
+    const changes = changedColumns(input);
+    if (Object.keys(changes).length === 0) return current;
+    const [row] = await tx<MockRow[]>`
+      UPDATE mocks SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+      RETURNING ${tx.unsafe(MOCK_COLUMNS)}`;
+    const mock = toMock(row!);
+    await writeEvent(tx, { organizationId, type: "mock.updated", aggregateId: id, payload: mock });
+    return mock;
+  });
+}
+
+/** Deletes a mock no revision shows; one that a revision shows is 409 naming the proofs. */
+export async function deleteMock(sql: Sql, organizationId: string, id: string): Promise<Mock> {
+  return await sql.begin(async (tx) => {
+    const mock = toMock(await lockMock(tx, organizationId, id));
+    const users = await tx<{ proof_id: string; number: number }[]>`
+      SELECT r.proof_id, r.number FROM proof_revision_mocks m
+      JOIN proof_revisions r ON r.id = m.revision_id
+      WHERE m.mock_id = ${id} ORDER BY r.proof_id, r.number`;
+    if (users.length > 0) {
+      const proofs = [...new Set(users.map((u) => u.proof_id))];
+      const named = proofs.slice(0, 3).map((p) => `"${p}"`).join(", ");
+      const more = proofs.length > 3 ? ` and ${proofs.length - 3} more` : "";
+      throw conflict(
+        `Mock "${id}" is shown by ${users.length} proof revision${users.length === 1 ? "" : "s"} ` +
+          `(proof ${named}${more}); a revision keeps what it showed, so delete those proofs ` +
+          `before deleting the mock`,
+      );
+    }
+    await tx`DELETE FROM mocks WHERE id = ${id}`;
+    await writeEvent(tx, { organizationId, type: "mock.deleted", aggregateId: id, payload: mock });
+    return mock;
+  });
+}
