@@ -12,13 +12,18 @@ const isRealDate = (value: string): boolean => {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
 };
 
+/** Year 0 is a date to JavaScript but not to PostgreSQL (there is no year 0 AD). */
+const afterYearZero = (value: string): boolean => !value.startsWith("0000");
+
 /** A calendar date, `YYYY-MM-DD`, that exists (no 2026-02-30). */
 export const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "Must be a date as YYYY-MM-DD")
-  .refine(isRealDate, "Must be a real calendar date");
+  .refine(isRealDate, "Must be a real calendar date")
+  .refine(afterYearZero, "Must be a date from the year 0001 on");
 
-export const DateTime = z.iso.datetime({ precision: 3 }).meta({
-  description: "RFC 3339 UTC with milliseconds",
-});
+export const DateTime = z.iso.datetime({ precision: 3 }).refine(
+  afterYearZero,
+  "Must be a time from the year 0001 on",
+).meta({ description: "RFC 3339 UTC with milliseconds" });
 
 /** A trimmed, non-empty string of bounded length. */
 export const Text = (max: number): z.ZodType<string> =>
