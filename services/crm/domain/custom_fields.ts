@@ -4,6 +4,7 @@
  */
 import type { ErrorDetail } from "@printshop/shared/http";
 import type { CustomFieldType } from "@printshop/shared/contracts/crm";
+import { IsoDate } from "@printshop/shared/contracts";
 
 /** What the rules need of a definition. */
 export interface Definition {
@@ -12,12 +13,6 @@ export interface Definition {
   type: CustomFieldType;
   options: readonly string[];
 }
-
-const isRealDate = (value: string): boolean => {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00.000Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-};
 
 /** Why one value does not fit its definition, or null when it does. */
 function valueProblem(definition: Definition, value: unknown): string | null {
@@ -28,7 +23,7 @@ function valueProblem(definition: Definition, value: unknown): string | null {
     case "number":
       return typeof value === "number" && Number.isFinite(value) ? null : "Must be a number";
     case "date":
-      return typeof value === "string" && isRealDate(value) ? null : "Must be a date as YYYY-MM-DD";
+      return IsoDate.safeParse(value).success ? null : "Must be a date as YYYY-MM-DD";
     case "boolean":
       return typeof value === "boolean" ? null : "Must be true or false";
     case "select":
@@ -47,7 +42,7 @@ function valueProblem(definition: Definition, value: unknown): string | null {
 /**
  * The problems with a record's custom field values (each named `<path>.<definition id>`): a
  * key that is not a definition for this entity, or a value of the wrong type or outside the
- * options. A null value removes the field and always fits.
+ * options. A null value removes the field and always fits, whatever the key.
  */
 export function customFieldProblems(
   definitions: readonly Definition[],
@@ -58,6 +53,8 @@ export function customFieldProblems(
   const problems: ErrorDetail[] = [];
   for (const [id, value] of Object.entries(values)) {
     const definition = byId.get(id.toLowerCase());
+    // Null removes: it fits any key, so a value left by a deleted definition can be cleared.
+    if (value === null) continue;
     if (!definition) {
       problems.push({
         path: `${path}.${id}`,
@@ -65,7 +62,6 @@ export function customFieldProblems(
       });
       continue;
     }
-    if (value === null) continue;
     const problem = valueProblem(definition, value);
     if (problem) {
       problems.push({ path: `${path}.${id}`, message: `${definition.name}: ${problem}` });

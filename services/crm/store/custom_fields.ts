@@ -1,12 +1,19 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
-import type {
-  CreateCustomFieldBody,
-  CustomFieldDefinition,
-  CustomFieldEntity,
-  CustomFieldType,
-  UpdateCustomFieldBody,
+import {
+  type CreateCustomFieldBody,
+  CUSTOM_FIELD_VALUES_MAX,
+  type CustomFieldDefinition,
+  type CustomFieldEntity,
+  type CustomFieldType,
+  type UpdateCustomFieldBody,
 } from "@printshop/shared/contracts/crm";
-import { assertNoProblem, conflict, invalid, notFound } from "@printshop/shared/http";
+import {
+  assertNoProblem,
+  conflict,
+  invalid,
+  notFound,
+  validationError,
+} from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import {
@@ -50,7 +57,12 @@ function toDefinition(row: DefinitionRow): CustomFieldDefinition {
   };
 }
 
-/** The organisation's definitions for one entity, as the value rules take them. */
+/**
+ * The organisation's definitions for one entity, as the value rules take them, held FOR SHARE
+ * until the write commits: a definition's delete or change of options (which takes it FOR
+ * UPDATE) then waits for the write and sees its value, or the write waits for it and sees the
+ * definition gone, so no value outlives its definition or its option.
+ */
 async function definitionsFor(
   tx: Queryable,
   organizationId: string,
@@ -59,7 +71,8 @@ async function definitionsFor(
   return [
     ...await tx<Definition[]>`
       SELECT id, name, type, options FROM custom_field_definitions
-      WHERE organization_id = ${organizationId} AND entity = ${entity}`,
+      WHERE organization_id = ${organizationId} AND entity = ${entity}
+      ORDER BY id FOR SHARE`,
   ];
 }
 
@@ -78,7 +91,15 @@ export async function checkedCustomFields(
   if (given === undefined) return undefined;
   const problems = customFieldProblems(await definitionsFor(tx, organizationId, entity), given);
   if (problems.length > 0) throw invalid("custom field values", problems);
-  return mergedValues(stored, given);
+  const merged = mergedValues(stored, given);
+  if (Object.keys(merged).length > CUSTOM_FIELD_VALUES_MAX) {
+    throw validationError(
+      "customFields",
+      `A record holds at most ${CUSTOM_FIELD_VALUES_MAX} custom field values; this write would ` +
+        `leave ${Object.keys(merged).length}`,
+    );
+  }
+  return merged;
 }
 
 export async function listDefinitions(
@@ -118,11 +139,26 @@ export async function createDefinition(
   });
 }
 
+/**
+ * The definition, locked FOR UPDATE, after the records holding a value of it: a record write
+ * locks its record and then the definitions (FOR SHARE), so taking them in the same order here
+ * keeps a delete or an options change from deadlocking with it.
+ */
 async function lockDefinition(
   tx: Queryable,
   organizationId: string,
   id: string,
 ): Promise<DefinitionRow> {
+  const [known] = await tx<{ entity: CustomFieldEntity }[]>`
+    SELECT entity FROM custom_field_definitions
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  const table = known ? VALUE_TABLES[known.entity] : undefined;
+  if (table) {
+    await tx`
+      SELECT id FROM ${tx(table)}
+      WHERE organization_id = ${organizationId} AND custom_fields ? ${id}
+      ORDER BY id FOR UPDATE`;
+  }
   const [row] = await tx<DefinitionRow[]>`
     SELECT ${tx.unsafe(COLUMNS)} FROM custom_field_definitions
     WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
