@@ -215,3 +215,79 @@ Deno.test("bulk tag and archive", async () => {
   });
   assertEquals(back.outcomes.map((o) => o.status), ["unchanged", "ok"]);
 });
+
+Deno.test("found by an outside attack: year 0, frozen tiers by PATCH, tag and value limits, tier order", async () => {
+  await using h: H = await serviceHarness(crmService);
+  const org = crypto.randomUUID();
+  const yearZero = await call(h, "POST", "/v1/tasks", org, { title: "d", dueDate: "0000-01-01" });
+  assertEquals(yearZero.status, 400, "PostgreSQL has no year 0: refused, not a 500");
+  const archived = await customer(h, org, { companyName: "Old", isArchived: true });
+  const frozen = await call(h, "PATCH", `/v1/customers/${archived.id}`, org, { tier: "gold" });
+  assertEquals(frozen.status, 409, JSON.stringify(frozen.body));
+  const back = await ok<Customer>(h, "PATCH", `/v1/customers/${archived.id}`, org, {
+    tier: "gold",
+    isArchived: false,
+  });
+  assertEquals([back.tier, back.isArchived], ["gold", false], "bringing it back frees the tier");
+  const tagged = await customer(h, org, {
+    companyName: "Tagged",
+    tags: Array.from({ length: 50 }, (_, i) => `t${i}`),
+  });
+  const more = await ok<BulkResult>(h, "POST", "/v1/customers/bulk/tag", org, {
+    target: { ids: [tagged.id] },
+    add: ["one-too-many"],
+  });
+  assertEquals(more.outcomes[0]?.status, "refused");
+  await customer(h, org, { companyName: "W", tier: "wholesale" });
+  await customer(h, org, { companyName: "B", tier: "bronze" });
+  const byTier = await ok<{ items: Customer[] }>(
+    h,
+    "GET",
+    "/v1/customers?sortField=tier&isArchived=false",
+    org,
+  );
+  assertEquals(byTier.items.map((c) => c.tier), ["standard", "bronze", "gold", "wholesale"]);
+});
+
+Deno.test("found by an outside attack: no value outlives its definition when writes race a delete", async () => {
+  await using h: H = await serviceHarness(crmService);
+  const org = crypto.randomUUID();
+  const people = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => customer(h, org, { companyName: `C${i}` })),
+  );
+  for (let round = 0; round < 3; round++) {
+    const field = await ok<CustomFieldDefinition>(h, "POST", "/v1/custom-fields", org, {
+      name: `Region ${round}`,
+      type: "select",
+      entity: "customer",
+      options: ["keep", "drop"],
+    });
+    const writes = people.map((p) =>
+      call(h, "PATCH", `/v1/customers/${p.id}`, org, { customFields: { [field.id]: "drop" } })
+    );
+    const narrowed = call(h, "PATCH", `/v1/custom-fields/${field.id}`, org, { options: ["keep"] });
+    await Promise.all([...writes, narrowed]);
+    const held = await h.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM customers
+      WHERE organization_id = ${org} AND custom_fields ->> ${field.id} = 'drop'`;
+    const options = (await ok<CustomFieldDefinition[]>(h, "GET", "/v1/custom-fields", org))
+      .find((d) => d.id === field.id)!.options;
+    assert(
+      options.includes("drop") || held[0]!.n === 0,
+      `"drop" was removed while ${held[0]!.n} customers hold it`,
+    );
+    const deleted = call(h, "DELETE", `/v1/custom-fields/${field.id}?force=true`, org);
+    const more = people.map((p) =>
+      call(h, "PATCH", `/v1/customers/${p.id}`, org, { customFields: { [field.id]: "keep" } })
+    );
+    const answers = await Promise.all([deleted, ...more]);
+    assert(
+      answers.every((a) => a.status < 500),
+      JSON.stringify(answers.find((a) => a.status >= 500)),
+    );
+    const orphans = await h.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM customers
+      WHERE organization_id = ${org} AND custom_fields ? ${field.id}`;
+    assertEquals(orphans[0]!.n, 0, "no value outlived its definition");
+  }
+});

@@ -3,7 +3,7 @@
  * new value, `unchanged`, or `refused` with the reason a business rule gives).
  */
 import type { BulkDecision } from "@printshop/shared/db/bulk-target";
-import type { CustomerTier } from "@printshop/shared/contracts/crm";
+import { type CustomerTier, TAGS_MAX } from "@printshop/shared/contracts/crm";
 
 export interface CustomerState {
   tier: CustomerTier;
@@ -42,7 +42,14 @@ export function decideTags(
   );
   const same = next.length === customer.tags.length &&
     next.every((tag, i) => tag === customer.tags[i]);
-  return same ? { status: "unchanged" } : { status: "ok", change: next };
+  if (same) return { status: "unchanged" };
+  if (next.length > TAGS_MAX) {
+    return {
+      status: "refused",
+      reason: `A customer holds at most ${TAGS_MAX} tags; this would give it ${next.length}`,
+    };
+  }
+  return { status: "ok", change: next };
 }
 
 /** Archived or brought back. */

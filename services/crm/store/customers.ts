@@ -9,6 +9,7 @@ import {
   type CreateCustomerContactBody,
   type Customer,
   type CUSTOMER_SORT_FIELDS,
+  CUSTOMER_TIERS,
   type CustomerAddress,
   type CustomerContact,
   type CustomerTier,
@@ -21,7 +22,7 @@ import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
 import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
-import { notFound } from "@printshop/shared/http";
+import { conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { decideArchived, decideTags, decideTier, normalTags } from "../domain/customers.ts";
@@ -247,6 +248,12 @@ export async function updateCustomer(
 ): Promise<Customer> {
   return await sql.begin(async (tx) => {
     const row = await lockCustomer(tx, organizationId, id);
+    // The bulk rule holds for one customer too: an archived customer's tier is frozen (unless
+    // the same write brings it back).
+    if (input.tier !== undefined && (input.isArchived ?? row.is_archived)) {
+      const decision = decideTier(stateOf(row), input.tier);
+      if (decision.status === "refused") throw conflict(decision.reason);
+    }
     const changes = changedColumns(input, ["customFields", "tags"]);
     if (input.tags !== undefined) changes.tags = normalTags(input.tags);
     const values = await checkedCustomFields(
@@ -289,7 +296,15 @@ export const CUSTOMER_FIELDS = fieldTable({
   companyName: { type: "text" },
   email: { type: "text", nullable: true },
   phone: { type: "text", nullable: true },
-  tier: { type: "text" },
+  // Sorted and compared in tier order (standard < … < wholesale), not alphabetically.
+  tier: {
+    type: "enum",
+    values: CUSTOMER_TIERS,
+    sortColumn: `array_position(ARRAY[${
+      CUSTOMER_TIERS.map((t) => `'${t}'`).join(",")
+    }]::text[], tier)`,
+    sortType: "integer",
+  },
   taxExempt: { type: "boolean" },
   taxNumber: { type: "text", nullable: true },
   salesRepEmail: { type: "text", nullable: true },

@@ -27,6 +27,7 @@ import {
   CustomerTier,
   CustomFieldValues,
   Tag,
+  TAGS_MAX,
   TIMESTAMP_DESCRIPTIONS,
 } from "./values.ts";
 
@@ -142,7 +143,7 @@ setExamples(Customer, CUSTOMER_EXAMPLE);
 setExamples(CustomerContact, CUSTOMER_EXAMPLE.contacts[0]!);
 setExamples(CustomerAddress, CUSTOMER_EXAMPLE.addresses[0]!);
 
-const Tags = z.array(Tag).max(50, "At most 50 tags");
+const Tags = z.array(Tag).max(TAGS_MAX, `At most ${TAGS_MAX} tags`);
 
 const customerFields = {
   companyName: Text(200),

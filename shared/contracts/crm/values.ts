@@ -124,3 +124,6 @@ export const TIMESTAMP_DESCRIPTIONS = {
 
 /** A tag: short, trimmed, compared without regard to case. */
 export const Tag = Text(50);
+
+/** Most tags one customer holds. */
+export const TAGS_MAX = 50;
