@@ -60,6 +60,9 @@ interface Fixture {
   checklistItemId: string;
   commentId: string;
   attachmentId: string;
+  mockId: string;
+  proofId: string;
+  proofItemLinkId: string;
 }
 
 /** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
@@ -86,6 +89,9 @@ const PARAM_FIXTURES: Record<string, keyof Fixture> = {
   checklistItemId: "checklistItemId",
   commentId: "commentId",
   attachmentId: "attachmentId",
+  mockId: "mockId",
+  proofId: "proofId",
+  proofItemLinkId: "proofItemLinkId",
 };
 
 /**
@@ -105,12 +111,17 @@ const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
   vendorId: "vendorId",
   supplierVendorId: "vendorId",
   quoteId: "quoteId",
+  mockId: "mockId",
+  quoteGroupId: "groupId",
+  quoteLineId: "lineId",
+  mockIds: "mockId",
 };
 /** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
 const UNRESOLVED_REFERENCES: Record<string, string> = {
   decorationItemId: "a decoration catalogue item (no service keeps decoration items yet)",
   jobId: "a production job (no service keeps jobs yet)",
-  mockId: "a proof (proofs is not built yet)",
+  ids: "a bulk target's rows: another organisation's are outcomes failed/not_found, by design",
+  excludeIds: "rows a bulk target leaves out: another organisation's change nothing",
 };
 
 /**
@@ -121,6 +132,12 @@ const QUOTE_CUSTOMER_REFERENCES = {
   clientId: "a CRM customer, kept by the CRM service",
   contactId: "a CRM contact, kept by the CRM service",
   shippingAddressId: "a CRM address, kept by the CRM service",
+  mockId: "a mock, kept by the proofs service",
+};
+const PROOF_QUOTE_REFERENCES = {
+  quoteId: "a quote, kept by the quotes service",
+  quoteGroupId: "a quote group, kept by the quotes service",
+  quoteLineId: "a quote line, kept by the quotes service",
 };
 const CUSTOMER_MARKUP_REFERENCE = { defaultMarkupGroupId: "a markup group, kept by quotes" };
 const TASK_QUOTE_REFERENCE = { quoteId: "a quote, kept by the quotes service" };
@@ -130,6 +147,12 @@ const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
   updateQuote: QUOTE_CUSTOMER_REFERENCES,
   createCustomer: CUSTOMER_MARKUP_REFERENCE,
   updateCustomer: CUSTOMER_MARKUP_REFERENCE,
+  createMock: PROOF_QUOTE_REFERENCES,
+  updateMock: PROOF_QUOTE_REFERENCES,
+  createProof: PROOF_QUOTE_REFERENCES,
+  updateProof: PROOF_QUOTE_REFERENCES,
+  createProofItemLink: PROOF_QUOTE_REFERENCES,
+  updateProofItemLink: PROOF_QUOTE_REFERENCES,
   createTask: TASK_QUOTE_REFERENCE,
   updateTask: TASK_QUOTE_REFERENCE,
   createCatalogueItem: ITEM_VENDOR_REFERENCE,
@@ -145,6 +168,9 @@ const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
 const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
   createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
   updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
+  createMock: (ids) => ({ name: "Sweep", quoteId: ids.quoteId }),
+  createProof: (ids) => proofBody(ids.quoteId),
+  reviseProof: () => ({ imageUrls: ["https://files.example.com/sweep-2.png"] }),
   createTaskAttachment: () => ({
     fileUrl: "https://files.example.com/sweep.pdf",
     filename: "sweep.pdf",
@@ -163,6 +189,17 @@ const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) =
     items: [{ id: ids.lineId, kind: "line" }, { id: ids.decorationId, kind: "decoration" }],
   }),
 };
+
+/** A proof the sweep can send decisions, revisions and deletes at: one image, one item. */
+function proofBody(quoteId: string): Json {
+  return {
+    quoteId,
+    recipientName: "Sweep",
+    recipientEmail: "sweep@example.com",
+    imageUrls: ["https://files.example.com/sweep.png"],
+    items: [{ description: "Sweep" }],
+  };
+}
 
 const REQUEST_TIMEOUT_MS = 15_000;
 let requests = 0;
@@ -236,6 +273,8 @@ function referencePaths(
           if (row.type === "object") {
             found.push(...referencePaths(root, row, [...prefix, field, 0]));
           }
+          // A list of ids (a revision's mocks): its first entry names the resource.
+          if (row.format === "uuid") found.push({ field, path: [...prefix, field, 0] });
         }
       }
     }
@@ -243,15 +282,22 @@ function referencePaths(
   return found;
 }
 
-/** `body` with `value` at `path`, or null when the path's parent is not in the body. */
+/**
+ * `body` with `value` at `path`. A list of ids the body does not have yet is started (a proof's
+ * `mockIds`); null when another parent is missing (a row the valid body has none of).
+ */
 function withValueAt(body: unknown, path: (string | number)[], value: unknown): unknown | null {
   const copy = structuredClone(body) as Json;
-  let at: unknown = copy;
-  for (const key of path.slice(0, -1)) {
-    at = (at as Record<string | number, unknown> | undefined)?.[key];
-    if (at === null || typeof at !== "object") return null;
+  let at = copy as Record<string | number, unknown>;
+  for (const [i, key] of path.slice(0, -1).entries()) {
+    if (at[key] === undefined && i === path.length - 2 && typeof path.at(-1) === "number") {
+      at[key] = [];
+    }
+    const next = at[key];
+    if (next === null || typeof next !== "object") return null;
+    at = next as Record<string | number, unknown>;
   }
-  (at as Record<string | number, unknown>)[path.at(-1)!] = value;
+  at[path.at(-1)!] = value;
   return copy;
 }
 
@@ -429,12 +475,15 @@ async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Pro
     archivedVendors: await read("/v1/vendors?limit=100&isActive=false"),
     tasks: await read("/v1/tasks?limit=100"),
     taskExtras: await read(`/v1/tasks/${fixture.taskId}/extras`),
+    mocks: await read(`/v1/mocks?quoteId=${fixture.quoteId}`),
+    proofs: await read("/v1/proofs?limit=100"),
+    proofHistory: await read(`/v1/proofs/${fixture.proofId}/history`),
   };
 }
 
 async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
   const all: Record<string, unknown[]> = {};
-  for (const schema of ["gateway", "quotes", "catalogue", "crm", "webhooks"]) {
+  for (const schema of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
     const sql = connect(stack.db.url, { schema, max: 1 });
     try {
       all[schema] = [...await sql`SELECT id, type, aggregate_id FROM outbox ORDER BY id`];
@@ -548,6 +597,18 @@ async function createFixture(
     mimeType: "application/pdf",
     sizeBytes: 1,
   });
+  const mockId = await post("/v1/mocks", { quoteId, name: "Sweep" });
+  const proof = await send(
+    stack,
+    tenant.apiKey,
+    "POST",
+    "/v1/proofs",
+    JSON.stringify(proofBody(quoteId)),
+  );
+  assertEquals(proof.status, 201, proof.text);
+  const proofData = proof.body.data as { id: string; items: { id: string }[] };
+  const proofId = proofData.id;
+  const proofItemLinkId = proofData.items[0]!.id;
   let deliveryId = "";
   await waitFor(
     "the fixture's delivery to succeed",
@@ -590,6 +651,9 @@ async function createFixture(
     checklistItemId,
     commentId,
     attachmentId,
+    mockId,
+    proofId,
+    proofItemLinkId,
   };
 }
 
