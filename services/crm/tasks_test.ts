@@ -260,9 +260,16 @@ Deno.test("task extras: checklist by position, comments and attachments by creat
   const c2 = await ok<TaskComment>(h, "POST", `/v1/tasks/${t.id}/comments`, org, {
     body: "Chasing",
   });
-  const edited = await ok<TaskComment>(h, "PATCH", `/v1/task-comments/${c1.id}`, org, {
-    body: "Supplier confirmed Wednesday",
+  const byOther = await call(h, "PATCH", `/v1/task-comments/${c1.id}`, org, { body: "Not mine" });
+  assertEquals(byOther.status, 403, "only the author may edit a comment");
+  assertEquals(byOther.body.error, "forbidden");
+  const editing = await h.request("PATCH", `/v1/task-comments/${c1.id}`, {
+    organizationId: org,
+    credentialId,
+    body: { body: "Supplier confirmed Wednesday" },
   });
+  assertEquals(editing.status, 200);
+  const edited = (await editing.json()).data as TaskComment;
   assert(edited.editedAt && ISO.test(edited.editedAt), "an edit stamps editedAt");
   assertEquals([edited.body, edited.createdAt], ["Supplier confirmed Wednesday", c1.createdAt]);
 

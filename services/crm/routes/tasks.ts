@@ -58,8 +58,8 @@ export function taskRoutes({ sql, config }: ServiceDeps<Config>): Handlers<typeo
       data: await createComment(sql, organizationId, params.taskId, body, auth),
       message: "Comment added",
     }),
-    updateTaskComment: async ({ params, body, organizationId }) => ({
-      data: await updateComment(sql, organizationId, params.commentId, body),
+    updateTaskComment: async ({ params, body, auth }) => ({
+      data: await updateComment(sql, auth, params.commentId, body),
       message: "Comment updated",
     }),
     deleteTaskComment: async ({ params, organizationId }) => ({

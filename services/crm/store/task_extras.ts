@@ -17,9 +17,9 @@ import {
   type UpdateTaskCommentBody,
 } from "@printshop/shared/contracts/crm";
 import { SortSequence } from "@printshop/shared/db/sort-order";
-import { conflict, notFound } from "@printshop/shared/http";
+import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import type { CredentialKind } from "@printshop/shared/internal-context";
+import type { CredentialKind, InternalContext } from "@printshop/shared/internal-context";
 import { placeAt, type RowRef } from "@printshop/shared/ordering";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { credentialName, itemCompletion } from "../domain/tasks.ts";
@@ -364,10 +364,11 @@ export async function createComment(
 /** A new body stamps `editedAt`; the same body again changes nothing. */
 export async function updateComment(
   sql: Sql,
-  organizationId: string,
+  caller: InternalContext,
   id: string,
   input: UpdateTaskCommentBody,
 ): Promise<TaskComment> {
+  const organizationId = caller.organizationId;
   return await sql.begin(async (tx) => {
     const current = await lockExtra<CommentRow>(
       tx,
@@ -377,6 +378,16 @@ export async function updateComment(
       "Comment",
       id,
     );
+    // A comment keeps its author's words: another credential editing it would speak for them.
+    if (
+      current.author_credential_kind !== caller.credentialKind ||
+      current.author_credential_id !== caller.credentialId
+    ) {
+      throw new ApiError(
+        "forbidden",
+        `Comment "${id}" was written by another credential; only its author may edit it`,
+      );
+    }
     if (current.body === input.body) return toComment(current);
     const [row] = await tx<CommentRow[]>`
       UPDATE task_comments SET body = ${input.body}, edited_at = now() WHERE id = ${id}
