@@ -393,3 +393,23 @@ Deno.test("task extras: another organisation's task and extras are 404 and stay 
   await ok(h, "DELETE", `/v1/tasks/${t.id}`, org);
   assertEquals((await call(h, "DELETE", `/v1/task-comments/${c.id}`, org)).status, 404);
 });
+
+Deno.test("deleting a customer unlinks its tasks, each with an event and a new updatedAt", async () => {
+  await using h = await serviceHarness(crmService);
+  const org = crypto.randomUUID();
+  const customer = await ok<{ id: string }>(h, "POST", "/v1/customers", org, {
+    companyName: "Gone",
+  });
+  const task = await ok<Task>(h, "POST", "/v1/tasks", org, {
+    title: "Call them",
+    customerId: customer.id,
+  });
+  await ok(h, "DELETE", `/v1/customers/${customer.id}`, org);
+  const after = await ok<Task>(h, "GET", `/v1/tasks/${task.id}`, org);
+  assertEquals(after.customerId, null);
+  assert(after.updatedAt > task.updatedAt, "updatedAt tells a sync client");
+  const events = await h.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM outbox
+    WHERE organization_id = ${org} AND type = 'task.updated' AND aggregate_id = ${task.id}`;
+  assertEquals(events[0]!.n, 1);
+});

@@ -27,6 +27,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { decideArchived, decideTags, decideTier, normalTags } from "../domain/customers.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
+import { unlinkCustomer } from "./tasks.ts";
 
 const CUSTOMER_COLUMNS = "id, company_name, email, phone, tier, tags, tax_exempt, tax_number, " +
   "default_markup_group_id, sales_rep_email, notes, custom_fields, is_archived, created_at, " +
@@ -280,6 +281,7 @@ export async function deleteCustomer(
   return await sql.begin(async (tx) => {
     await lockCustomer(tx, organizationId, id);
     const [customer] = await readCustomers(tx, organizationId, [id]);
+    await unlinkCustomer(tx, organizationId, id);
     await tx`DELETE FROM customers WHERE id = ${id}`;
     await writeEvent(tx, {
       organizationId,

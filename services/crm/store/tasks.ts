@@ -14,7 +14,7 @@ import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/d
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
+import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type Completion, taskCompletion } from "../domain/tasks.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
 
@@ -78,6 +78,31 @@ export async function findTask(sql: Queryable, organizationId: string, id: strin
     WHERE organization_id = ${organizationId} AND id = ${id}`;
   if (!row) throw notFound("Task", id);
   return toTask(row);
+}
+
+/**
+ * Clears a customer's link from the tasks that name it, as part of deleting the customer, with
+ * a `task.updated` for each: without it the foreign key's SET NULL would change tasks that no
+ * event and no `updatedAt` tells of.
+ */
+export async function unlinkCustomer(
+  tx: Queryable,
+  organizationId: string,
+  customerId: string,
+): Promise<void> {
+  const rows = await tx<TaskRow[]>`
+    UPDATE tasks SET customer_id = NULL, updated_at = now()
+    WHERE organization_id = ${organizationId} AND customer_id = ${customerId}
+    RETURNING ${tx.unsafe(TASK_COLUMNS)}`;
+  await writeEvents(
+    tx,
+    rows.map((row) => ({
+      organizationId,
+      type: "task.updated" as const,
+      aggregateId: row.id,
+      payload: toTask(row),
+    })),
+  );
 }
 
 /** The CRM records a task may link to, checked in the caller's organisation. */

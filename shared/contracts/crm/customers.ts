@@ -320,9 +320,9 @@ export const customerOperations = operations("Customers", {
     method: "DELETE",
     path: "/v1/customers/{customerId}",
     scope: "customers.write",
-    summary: "Delete a customer with its contacts and addresses",
+    summary: "Delete a customer with its contacts and addresses; tasks that name it lose the link",
     responses: { 200: Deleted },
-    events: ["customer.deleted"],
+    events: ["customer.deleted", "task.updated"],
   },
   createCustomerContact: {
     method: "POST",
