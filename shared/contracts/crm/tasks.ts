@@ -19,7 +19,7 @@ import {
 import { offsetListQuery } from "../lists.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
-import { Flag, SortOrder } from "../quotes/values.ts";
+import { Flag, HttpsUrl, SortOrder } from "../quotes/values.ts";
 import { CustomFieldValues, TIMESTAMP_DESCRIPTIONS } from "./values.ts";
 
 /** Where a task stands. `done` stamps `completedAt`; any other status clears it. */
@@ -354,10 +354,7 @@ setExamples(UpdateTaskCommentBody, { body: "Supplier confirmed Wednesday" });
 export type UpdateTaskCommentBody = z.infer<typeof UpdateTaskCommentBody>;
 
 export const CreateTaskAttachmentBody = z.strictObject(described({
-  fileUrl: z.url({ protocol: /^https$/, error: "Must be an https URL" }).max(
-    2000,
-    "Must be at most 2000 characters",
-  ),
+  fileUrl: HttpsUrl,
   filename: Text(255),
   mimeType: z.string().max(255, "Must be at most 255 characters").regex(
     /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$/,

@@ -1,5 +1,6 @@
 /** Value types and enums of the proofs service; each list is written here only. */
 import { z } from "zod";
+import { HttpsUrl } from "../quotes/values.ts";
 import { described, Text } from "../common.ts";
 
 /**
@@ -52,14 +53,9 @@ export type ProofEntryKind = typeof PROOF_ENTRY_KINDS[number];
 export const STATUS_CAUSES = ["manual", "client_decision", "revised", "sent", "viewed"] as const;
 export type StatusCause = typeof STATUS_CAUSES[number];
 
-/** An image's address: https only, because the approval page loads it in a customer's browser. */
-export const HttpsUrl = z.url({ protocol: /^https$/, error: "Must be an https URL" }).max(
-  2000,
-  "Must be at most 2000 characters",
-);
-
 /** Most images a mock or a revision holds, most mocks a revision shows. */
 export const IMAGES_MAX = 50;
+/** Image addresses are https only: the approval page loads them in a customer's browser. */
 export const ImageList = z.array(HttpsUrl).max(IMAGES_MAX, `At most ${IMAGES_MAX} images`);
 
 /** Most sizes one item splits into; most items one proof carries. */

@@ -36,6 +36,12 @@ export const OptionalText = (max: number): z.ZodNullable<z.ZodType<string>> => T
 
 export const Url = z.url({ protocol: /^https?$/, error: "Must be an http(s) URL" }).max(2000);
 
+/** An https address only: what a customer's browser loads (images) or a file link. */
+export const HttpsUrl = z.url({ protocol: /^https$/, error: "Must be an https URL" }).max(
+  2000,
+  "Must be at most 2000 characters",
+);
+
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, error: string) =>
   z.enum(values, { error });
 
