@@ -4,19 +4,13 @@ import {
   type BulkArchiveBody,
   type BulkTagBody,
   type BulkTierBody,
-  type CreateCustomerAddressBody,
   type CreateCustomerBody,
-  type CreateCustomerContactBody,
   type Customer,
   type CUSTOMER_SORT_FIELDS,
   CUSTOMER_TIERS,
-  type CustomerAddress,
-  type CustomerContact,
   type CustomerTier,
   ListCustomersQuery,
-  type UpdateCustomerAddressBody,
   type UpdateCustomerBody,
-  type UpdateCustomerContactBody,
 } from "@printshop/shared/contracts/crm";
 import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
@@ -27,6 +21,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { decideArchived, decideTags, decideTier, normalTags } from "../domain/customers.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
+import { people } from "./people.ts";
 import { unlinkCustomer } from "./tasks.ts";
 
 const CUSTOMER_COLUMNS = "id, company_name, email, phone, tier, tags, tax_exempt, tax_number, " +
@@ -51,89 +46,9 @@ interface CustomerRow {
   updated_at: Date;
 }
 
-const CONTACT_COLUMNS = "id, customer_id, first_name, last_name, email, phone, role, " +
-  "created_at, updated_at";
-
-interface ContactRow {
-  id: string;
-  customer_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  phone: string | null;
-  role: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const ADDRESS_COLUMNS = "id, customer_id, label, street, city, state, postcode, country, " +
-  "created_at, updated_at";
-
-interface AddressRow {
-  id: string;
-  customer_id: string;
-  label: string | null;
-  street: string | null;
-  city: string | null;
-  state: string | null;
-  postcode: string | null;
-  country: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toContact(row: ContactRow): CustomerContact {
-  return {
-    id: row.id,
-    customerId: row.customer_id,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    email: row.email,
-    phone: row.phone,
-    role: row.role,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-function toAddress(row: AddressRow): CustomerAddress {
-  return {
-    id: row.id,
-    customerId: row.customer_id,
-    label: row.label,
-    street: row.street,
-    city: row.city,
-    state: row.state,
-    postcode: row.postcode,
-    country: row.country,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
 /** Customers with their contacts and addresses: two statements whatever the number of rows. */
 async function withChildren(tx: Queryable, rows: readonly CustomerRow[]): Promise<Customer[]> {
-  if (rows.length === 0) return [];
-  const ids = rows.map((row) => row.id);
-  const [contacts, addresses] = await Promise.all([
-    tx<ContactRow[]>`
-      SELECT ${tx.unsafe(CONTACT_COLUMNS)} FROM customer_contacts
-      WHERE customer_id = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-    tx<AddressRow[]>`
-      SELECT ${tx.unsafe(ADDRESS_COLUMNS)} FROM customer_addresses
-      WHERE customer_id = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-  ]);
-  const group = <R extends { customer_id: string }, T>(list: readonly R[], to: (r: R) => T) => {
-    const by = new Map<string, T[]>();
-    for (const row of list) {
-      const rows = by.get(row.customer_id);
-      if (rows) rows.push(to(row));
-      else by.set(row.customer_id, [to(row)]);
-    }
-    return by;
-  };
-  const contactsOf = group(contacts, toContact);
-  const addressesOf = group(addresses, toAddress);
+  const childrenOf = await PEOPLE.childrenOf(tx, rows.map((row) => row.id));
   return rows.map((row) => ({
     id: row.id,
     companyName: row.company_name,
@@ -148,8 +63,7 @@ async function withChildren(tx: Queryable, rows: readonly CustomerRow[]): Promis
     notes: row.notes,
     customFields: row.custom_fields,
     isArchived: row.is_archived,
-    contacts: contactsOf.get(row.id) ?? [],
-    addresses: addressesOf.get(row.id) ?? [],
+    ...childrenOf(row.id),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   }));
@@ -338,125 +252,6 @@ export async function listCustomers(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Contacts and addresses: children addressed by their own ids; each change is the customer's.
-
-export async function createContact(
-  sql: Sql,
-  organizationId: string,
-  customerId: string,
-  input: CreateCustomerContactBody,
-): Promise<CustomerContact> {
-  return await sql.begin(async (tx) => {
-    await lockCustomer(tx, organizationId, customerId);
-    const [row] = await tx<ContactRow[]>`
-      INSERT INTO customer_contacts ${
-      tx({
-        id: uuidv7(),
-        organization_id: organizationId,
-        customer_id: customerId,
-        ...changedColumns(input),
-      })
-    } RETURNING ${tx.unsafe(CONTACT_COLUMNS)}`;
-    await announceUpdated(tx, organizationId, customerId);
-    return toContact(row!);
-  });
-}
-
-export async function createAddress(
-  sql: Sql,
-  organizationId: string,
-  customerId: string,
-  input: CreateCustomerAddressBody,
-): Promise<CustomerAddress> {
-  return await sql.begin(async (tx) => {
-    await lockCustomer(tx, organizationId, customerId);
-    const [row] = await tx<AddressRow[]>`
-      INSERT INTO customer_addresses ${
-      tx({
-        id: uuidv7(),
-        organization_id: organizationId,
-        customer_id: customerId,
-        ...changedColumns(input),
-      })
-    } RETURNING ${tx.unsafe(ADDRESS_COLUMNS)}`;
-    await announceUpdated(tx, organizationId, customerId);
-    return toAddress(row!);
-  });
-}
-
-/** A child's customer, locked (so children of one customer change one at a time), or 404. */
-async function lockParentOf(
-  tx: Queryable,
-  table: "customer_contacts" | "customer_addresses",
-  organizationId: string,
-  id: string,
-  what: string,
-): Promise<string> {
-  const [child] = await tx<{ customer_id: string }[]>`
-    SELECT customer_id FROM ${tx(table)} WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!child) throw notFound(what, id);
-  await lockCustomer(tx, organizationId, child.customer_id);
-  return child.customer_id;
-}
-
-export async function updateContact(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-  input: UpdateCustomerContactBody,
-): Promise<CustomerContact> {
-  return await sql.begin(async (tx) => {
-    const customerId = await lockParentOf(tx, "customer_contacts", organizationId, id, "Contact");
-    const changes = changedColumns(input);
-    const [row] = Object.keys(changes).length === 0
-      ? await tx<ContactRow[]>`SELECT ${
-        tx.unsafe(CONTACT_COLUMNS)
-      } FROM customer_contacts WHERE id = ${id}`
-      : await tx<ContactRow[]>`
-        UPDATE customer_contacts SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-        RETURNING ${tx.unsafe(CONTACT_COLUMNS)}`;
-    if (Object.keys(changes).length > 0) await announceUpdated(tx, organizationId, customerId);
-    return toContact(row!);
-  });
-}
-
-export async function updateAddress(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-  input: UpdateCustomerAddressBody,
-): Promise<CustomerAddress> {
-  return await sql.begin(async (tx) => {
-    const customerId = await lockParentOf(tx, "customer_addresses", organizationId, id, "Address");
-    const changes = changedColumns(input);
-    const [row] = Object.keys(changes).length === 0
-      ? await tx<AddressRow[]>`SELECT ${
-        tx.unsafe(ADDRESS_COLUMNS)
-      } FROM customer_addresses WHERE id = ${id}`
-      : await tx<AddressRow[]>`
-        UPDATE customer_addresses SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-        RETURNING ${tx.unsafe(ADDRESS_COLUMNS)}`;
-    if (Object.keys(changes).length > 0) await announceUpdated(tx, organizationId, customerId);
-    return toAddress(row!);
-  });
-}
-
-export async function deleteChild(
-  sql: Sql,
-  organizationId: string,
-  table: "customer_contacts" | "customer_addresses",
-  id: string,
-): Promise<{ id: string; customerId: string }> {
-  const what = table === "customer_contacts" ? "Contact" : "Address";
-  return await sql.begin(async (tx) => {
-    const customerId = await lockParentOf(tx, table, organizationId, id, what);
-    await tx`DELETE FROM ${tx(table)} WHERE id = ${id}`;
-    await announceUpdated(tx, organizationId, customerId);
-    return { id, customerId };
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // Bulk changes over a target (shared/db/bulk_target.ts): one transaction, one event per change.
 
 const ofOrganization = (organizationId: string) => (sql: Queryable) =>
@@ -558,3 +353,7 @@ export function bulkArchive(
     (archived) => ({ is_archived: archived }),
   );
 }
+
+// Contacts and addresses (people.ts): each change to one is the customer's, announced as its own.
+const PEOPLE = people({ parent: "customer", lock: lockCustomer, announce: announceUpdated });
+export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = PEOPLE;

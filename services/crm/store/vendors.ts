@@ -1,18 +1,12 @@
 import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
-  type CreateVendorAddressBody,
   type CreateVendorBody,
-  type CreateVendorContactBody,
   ListVendorsQuery,
-  type UpdateVendorAddressBody,
   type UpdateVendorBody,
-  type UpdateVendorContactBody,
   type Vendor,
   VENDOR_KINDS,
   type VENDOR_SORT_FIELDS,
-  type VendorAddress,
-  type VendorContact,
   type VendorKind,
   type VendorServiceType,
 } from "@printshop/shared/contracts/crm";
@@ -23,6 +17,7 @@ import { notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { checkedCustomFields } from "./custom_fields.ts";
+import { people } from "./people.ts";
 
 const VENDOR_COLUMNS = "id, name, kind, service_types, is_active, archived_at, is_managed, " +
   "logo_url, orders_website, account_number, default_lead_time_days, minimum_order, " +
@@ -48,85 +43,9 @@ interface VendorRow {
   updated_at: Date;
 }
 
-const CONTACT_COLUMNS = "id, vendor_id, first_name, last_name, email, phone, role, " +
-  "created_at, updated_at";
-
-interface ContactRow {
-  id: string;
-  vendor_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  phone: string | null;
-  role: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const ADDRESS_COLUMNS = "id, vendor_id, label, street, city, state, postcode, country, " +
-  "created_at, updated_at";
-
-interface AddressRow {
-  id: string;
-  vendor_id: string;
-  label: string | null;
-  street: string | null;
-  city: string | null;
-  state: string | null;
-  postcode: string | null;
-  country: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toContact(row: ContactRow): VendorContact {
-  return {
-    id: row.id,
-    vendorId: row.vendor_id,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    email: row.email,
-    phone: row.phone,
-    role: row.role,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-function toAddress(row: AddressRow): VendorAddress {
-  return {
-    id: row.id,
-    vendorId: row.vendor_id,
-    label: row.label,
-    street: row.street,
-    city: row.city,
-    state: row.state,
-    postcode: row.postcode,
-    country: row.country,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
 /** Vendors with their contacts and addresses: two statements whatever the number of rows. */
 async function withChildren(tx: Queryable, rows: readonly VendorRow[]): Promise<Vendor[]> {
-  if (rows.length === 0) return [];
-  const ids = rows.map((row) => row.id);
-  const [contacts, addresses] = await Promise.all([
-    tx<ContactRow[]>`
-      SELECT ${tx.unsafe(CONTACT_COLUMNS)} FROM vendor_contacts
-      WHERE vendor_id = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-    tx<AddressRow[]>`
-      SELECT ${tx.unsafe(ADDRESS_COLUMNS)} FROM vendor_addresses
-      WHERE vendor_id = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-  ]);
-  const group = <R extends { vendor_id: string }, T>(list: readonly R[], to: (r: R) => T) => {
-    const by = new Map<string, T[]>();
-    for (const row of list) by.set(row.vendor_id, [...(by.get(row.vendor_id) ?? []), to(row)]);
-    return by;
-  };
-  const contactsOf = group(contacts, toContact);
-  const addressesOf = group(addresses, toAddress);
+  const childrenOf = await PEOPLE.childrenOf(tx, rows.map((row) => row.id));
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -143,8 +62,7 @@ async function withChildren(tx: Queryable, rows: readonly VendorRow[]): Promise<
     proximityNotes: row.proximity_notes,
     notes: row.notes,
     customFields: row.custom_fields,
-    contacts: contactsOf.get(row.id) ?? [],
-    addresses: addressesOf.get(row.id) ?? [],
+    ...childrenOf(row.id),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   }));
@@ -322,165 +240,6 @@ export async function listVendors(
   );
 }
 
-// ---------------------------------------------------------------------------------------------
-// Contacts and addresses: children addressed by their own ids; each change is the vendor's.
-
-type ChildTable = "vendor_contacts" | "vendor_addresses";
-
-const CHILD_NAMES: Record<ChildTable, string> = {
-  vendor_contacts: "Vendor contact",
-  vendor_addresses: "Vendor address",
-};
-
-/** A child's vendor, locked (so children of one vendor change one at a time), or 404. */
-async function lockParentOf(
-  tx: Queryable,
-  table: ChildTable,
-  organizationId: string,
-  id: string,
-): Promise<string> {
-  const [child] = await tx<{ vendor_id: string }[]>`
-    SELECT vendor_id FROM ${tx(table)} WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!child) throw notFound(CHILD_NAMES[table], id);
-  await lockVendor(tx, organizationId, child.vendor_id);
-  return child.vendor_id;
-}
-
-async function insertChild<Row extends object>(
-  sql: Sql,
-  organizationId: string,
-  vendorId: string,
-  table: ChildTable,
-  columns: string,
-  input: object,
-): Promise<Row> {
-  // Wrapped: the type sql.begin answers cannot be worked out for a bare generic row.
-  const { row } = await sql.begin(async (tx) => {
-    await lockVendor(tx, organizationId, vendorId);
-    const [row] = await tx<Row[]>`
-      INSERT INTO ${tx(table)} ${
-      tx({
-        id: uuidv7(),
-        organization_id: organizationId,
-        vendor_id: vendorId,
-        ...changedColumns(input),
-      })
-    } RETURNING ${tx.unsafe(columns)}`;
-    await announceUpdated(tx, organizationId, vendorId);
-    return { row: row! };
-  });
-  return row;
-}
-
-/** Changes a child; a body that changes nothing answers it as it is, with no event. */
-async function updateChild<Row extends object>(
-  sql: Sql,
-  organizationId: string,
-  table: ChildTable,
-  columns: string,
-  id: string,
-  input: object,
-): Promise<Row> {
-  // Wrapped: the type sql.begin answers cannot be worked out for a bare generic row.
-  const { row } = await sql.begin(async (tx) => {
-    const vendorId = await lockParentOf(tx, table, organizationId, id);
-    const changes = changedColumns(input);
-    if (Object.keys(changes).length === 0) {
-      const [row] = await tx<Row[]>`
-        SELECT ${tx.unsafe(columns)} FROM ${tx(table)} WHERE id = ${id}`;
-      return { row: row! };
-    }
-    const [row] = await tx<Row[]>`
-      UPDATE ${tx(table)} SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-      RETURNING ${tx.unsafe(columns)}`;
-    await announceUpdated(tx, organizationId, vendorId);
-    return { row: row! };
-  });
-  return row;
-}
-
-export async function createContact(
-  sql: Sql,
-  organizationId: string,
-  vendorId: string,
-  input: CreateVendorContactBody,
-): Promise<VendorContact> {
-  return toContact(
-    await insertChild<ContactRow>(
-      sql,
-      organizationId,
-      vendorId,
-      "vendor_contacts",
-      CONTACT_COLUMNS,
-      input,
-    ),
-  );
-}
-
-export async function updateContact(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-  input: UpdateVendorContactBody,
-): Promise<VendorContact> {
-  return toContact(
-    await updateChild<ContactRow>(
-      sql,
-      organizationId,
-      "vendor_contacts",
-      CONTACT_COLUMNS,
-      id,
-      input,
-    ),
-  );
-}
-
-export async function createAddress(
-  sql: Sql,
-  organizationId: string,
-  vendorId: string,
-  input: CreateVendorAddressBody,
-): Promise<VendorAddress> {
-  return toAddress(
-    await insertChild<AddressRow>(
-      sql,
-      organizationId,
-      vendorId,
-      "vendor_addresses",
-      ADDRESS_COLUMNS,
-      input,
-    ),
-  );
-}
-
-export async function updateAddress(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-  input: UpdateVendorAddressBody,
-): Promise<VendorAddress> {
-  return toAddress(
-    await updateChild<AddressRow>(
-      sql,
-      organizationId,
-      "vendor_addresses",
-      ADDRESS_COLUMNS,
-      id,
-      input,
-    ),
-  );
-}
-
-export async function deleteChild(
-  sql: Sql,
-  organizationId: string,
-  table: ChildTable,
-  id: string,
-): Promise<{ id: string; vendorId: string }> {
-  return await sql.begin(async (tx) => {
-    const vendorId = await lockParentOf(tx, table, organizationId, id);
-    await tx`DELETE FROM ${tx(table)} WHERE id = ${id}`;
-    await announceUpdated(tx, organizationId, vendorId);
-    return { id, vendorId };
-  });
-}
+// Contacts and addresses (people.ts): each change to one is the vendor's, announced as its own.
+const PEOPLE = people({ parent: "vendor", lock: lockVendor, announce: announceUpdated });
+export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = PEOPLE;
