@@ -25,6 +25,9 @@ export function issuesToDetails(
           message: `Unknown field "${key}"${meant ? `; did you mean "${meant}"?` : ""}`,
         });
       }
+    } else if (issue.code === "invalid_type" && issue.input === undefined && base !== "") {
+      // zod says "expected string, received undefined"; the client needs to hear what to send.
+      details.push({ path: base, message: `Required: give "${base.split(".").at(-1)}"` });
     } else {
       details.push({ path: base, message: issue.message });
     }

@@ -187,7 +187,7 @@ Deno.test("readBody() answers input nested however deep with a 400, never a 500"
 Deno.test("readBody() suggests the field a mistyped one most likely meant, at any depth", async () => {
   const typo = await post(JSON.stringify({ nmae: "x", address: { cty: "Leeds" } }));
   assert.deepEqual(typo.body.details?.sort((a, b) => a.path.localeCompare(b.path)), [
-    { path: "address.city", message: "Invalid input: expected string, received undefined" },
+    { path: "address.city", message: 'Required: give "city"' },
     { path: "address.cty", message: 'Unknown field "cty"; did you mean "city"?' },
     { path: "nmae", message: 'Unknown field "nmae"; did you mean "name"?' },
   ]);
