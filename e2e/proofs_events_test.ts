@@ -56,6 +56,16 @@ Deno.test("every proofs event is emitted by an operation, and nothing else is", 
     sizes: [{ size: "M", quantity: 38 }],
   });
 
+  // Sent by email: with no SMTP_URL in the stack, the message stays in the local outbox, which
+  // the operator reads through the gateway's admin API.
+  const sent = await send("POST", `/v1/proofs/${proof.id}/send`, { message: "For approval" });
+  assertEquals([sent.delivery, sent.to], ["local", "sam@riversidebakery.com.au"]);
+  const outbox = await stack.admin<{ data: Json[] }>("GET", "/admin/mail");
+  assertEquals(
+    outbox.data.map((m) => [m.id, m.to, m.status, m.proofIds]),
+    [[sent.mailMessageId, "sam@riversidebakery.com.au", "local", [proof.id]]],
+  );
+
   // A decision, a new revision, a direct status; a second proof deleted.
   await send("POST", `/v1/proofs/${proof.id}/client-decision`, {
     decision: "request_changes",
@@ -74,6 +84,12 @@ Deno.test("every proofs event is emitted by an operation, and nothing else is", 
     recipientEmail: "lee@example.com",
     imageUrls: ["https://files.example.com/job.png"],
   });
+  // The several-proofs send (the first proof is decided by now, so it cannot go again).
+  const batch = await send("POST", "/v1/proofs/send", {
+    proofIds: [other.id],
+    to: "orders@example.com",
+  });
+  assertEquals((batch.proofs as Json[]).map((p) => p.status), ["sent"]);
   await send("DELETE", `/v1/proofs/${other.id}`);
 
   assertEquals(await emittedBy(stack, "proofs"), declaredBy("proofs"));

@@ -18,6 +18,12 @@ import {
   type RequestVariables,
 } from "@printshop/shared/service-defaults";
 import { Text } from "@printshop/shared/contracts";
+import { INTERNAL_MAIL_PATH, PLATFORM_MAIL_SCOPE } from "@printshop/shared/contracts/proofs";
+import {
+  type ContextKey,
+  INTERNAL_CONTEXT_HEADER,
+  signInternalContext,
+} from "@printshop/shared/internal-context";
 import { sameSecret } from "./domain/api_key.ts";
 import { readLimitedBody } from "./body.ts";
 import {
@@ -36,6 +42,46 @@ export interface AdminDeps {
   defaultRequestsPerMinute: number;
   /** Called after a change that may invalidate cached credentials (revocation, limits, grants). */
   onCredentialsChanged?: () => void;
+  /**
+   * Where `GET /admin/mail` reads the mail outbox: the proofs service owns it, so the admin API
+   * reads it through the service's internal route, signed like every gateway → service call.
+   */
+  proofs?: { url: string; contextKey: ContextKey };
+}
+
+/** The platform itself in a signed context: no organisation, no tenant credential. */
+const PLATFORM_ORGANIZATION = "00000000-0000-0000-0000-000000000000";
+
+/** The proofs service's mail outbox, as its internal route answers it (an envelope). */
+async function readMailOutbox(
+  proofs: { url: string; contextKey: ContextKey },
+  requestId: string,
+): Promise<Response> {
+  const header = await signInternalContext(proofs.contextKey, "GET", INTERNAL_MAIL_PATH, {
+    organizationId: PLATFORM_ORGANIZATION,
+    credentialKind: "tenant_key",
+    credentialId: "platform-admin",
+    scopes: [PLATFORM_MAIL_SCOPE],
+    requestId,
+    issuedAt: Date.now(),
+  });
+  let res: Response;
+  try {
+    res = await fetch(`${proofs.url}${INTERNAL_MAIL_PATH}`, {
+      headers: { [INTERNAL_CONTEXT_HEADER]: header, "x-request-id": requestId },
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch {
+    throw new ApiError("service_unavailable", 'Service "proofs" does not answer; try again');
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new ApiError("service_unavailable", 'Service "proofs" could not read its mail outbox');
+  }
+  return new Response(res.body, {
+    status: 200,
+    headers: { "content-type": "application/json; charset=utf-8" },
+  });
 }
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
@@ -167,6 +213,13 @@ export function createAdminApp(deps: AdminDeps): Hono<{ Variables: RequestVariab
     return grant.createdAt === grant.updatedAt
       ? created(c, grant, "Grant recorded")
       : ok(c, grant, { message: "Grant updated" });
+  });
+
+  app.get("/admin/mail", async (c) => {
+    if (!deps.proofs) {
+      throw new ApiError("service_unavailable", "The admin API was started without PROOFS_URL");
+    }
+    return await readMailOutbox(deps.proofs, c.get("requestId"));
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));

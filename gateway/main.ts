@@ -111,6 +111,7 @@ const adminServer = serveResiliently(
     adminToken: config.PLATFORM_ADMIN_TOKEN,
     defaultRequestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
     onCredentialsChanged: () => authenticator.forgetAll(),
+    proofs: { url: config.PROOFS_URL, contextKey },
   }).fetch,
 );
 

@@ -7,13 +7,17 @@ import { type Config, ConfigSchema } from "./config.ts";
 import { mockRoutes } from "./routes/mocks.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { itemLinkRoutes } from "./routes/item_links.ts";
+import { addInternalMailRoute, mailRoutes } from "./routes/mail.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
-  return createServiceApp(proofsContract, deps, {
+  const app = createServiceApp(proofsContract, deps, {
     ...mockRoutes(deps),
     ...proofRoutes(deps),
     ...itemLinkRoutes(deps),
+    ...mailRoutes(deps),
   });
+  addInternalMailRoute(app, deps);
+  return app;
 }
 
 /** The service as its process (main.ts) and its tests start it. */

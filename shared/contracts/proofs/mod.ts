@@ -6,20 +6,24 @@ import { serviceContract } from "../operation.ts";
 import { mockEvents, mockOperations } from "./mocks.ts";
 import { proofEvents, proofOperations } from "./proofs.ts";
 import { proofItemLinkEvents, proofItemLinkOperations } from "./item_links.ts";
+import { mailEvents, mailOperations } from "./mail.ts";
 
 export * from "./values.ts";
 export * from "./mocks.ts";
 export * from "./proofs.ts";
 export * from "./item_links.ts";
+export * from "./mail.ts";
 
 export const proofsEvents = {
   ...mockEvents,
   ...proofEvents,
   ...proofItemLinkEvents,
+  ...mailEvents,
 };
 
 export const proofsContract = serviceContract("proofs", {
   ...mockOperations,
   ...proofOperations,
   ...proofItemLinkOperations,
+  ...mailOperations,
 });

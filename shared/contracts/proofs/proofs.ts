@@ -358,7 +358,8 @@ setExamples(DecisionRecord, DECISION_EXAMPLE);
 
 const ENTRY_DESCRIPTIONS = {
   id: "The entry's id",
-  kind: "`sent`, `viewed`, `decision` or `status_changed` (a manual change by POST …/status)",
+  kind: "`sent`, `send_failed` (the mail server refused or was unreachable; retried), `viewed`, " +
+    "`decision` or `status_changed` (a manual change by POST …/status)",
   revision: "The revision it concerns",
   occurredAt: "When it happened",
   fromStatus: "The proof's status before; null when it did not move",
@@ -372,7 +373,8 @@ const ENTRY_DESCRIPTIONS = {
     "otherwise",
   userAgent: "The customer's browser (views and decisions on the approval page); null " +
     "otherwise",
-  note: "Why a status was set directly, when given; null otherwise",
+  note: "Why a status was set directly, when given; for `send_failed`, the mail error; null " +
+    "otherwise",
   decision: "The decision (`decision` entries); null otherwise",
 };
 

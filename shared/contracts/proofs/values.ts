@@ -45,8 +45,17 @@ export const DECISION_WORDING: Readonly<Record<ClientDecision, string>> = {
 export const DECISION_CHANNELS = ["api", "page"] as const;
 export type DecisionChannel = typeof DECISION_CHANNELS[number];
 
-/** What a history entry records. */
-export const PROOF_ENTRY_KINDS = ["sent", "viewed", "decision", "status_changed"] as const;
+/**
+ * What a history entry records. `send_failed`: the mail server refused or could not be reached
+ * for a send (the entry's `note` holds the error); the send is retried until its attempts run out.
+ */
+export const PROOF_ENTRY_KINDS = [
+  "sent",
+  "send_failed",
+  "viewed",
+  "decision",
+  "status_changed",
+] as const;
 export type ProofEntryKind = typeof PROOF_ENTRY_KINDS[number];
 
 /** Why a proof's status moved, as `proof.status_changed` tells it. */

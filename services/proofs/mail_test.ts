@@ -1,0 +1,302 @@
+/**
+ * Proofs by email, against a real SMTP server running in this process (`smtp-server` on a free
+ * loopback port): what arrives, several proofs in one message, a refusing server's retries
+ * recorded in the history while the request answers at once, and the local outbox with no
+ * SMTP_URL.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import type { AddressInfo } from "node:net";
+// @ts-types="@types/smtp-server"
+import { SMTPServer, type SMTPServerOptions } from "smtp-server";
+import { callAs, okAs, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { waitFor } from "@printshop/shared/net";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
+import {
+  type OutboxMail,
+  PLATFORM_MAIL_SCOPE,
+  type Proof,
+  type ProofHistory,
+  type ProofSendResult,
+} from "@printshop/shared/contracts/proofs";
+import type { Config } from "./config.ts";
+import { proofsService } from "./app.ts";
+import { startMailWorker } from "./mail_worker.ts";
+import { REPLY_SENTENCE } from "./domain/mail_message.ts";
+
+type H = ServiceHarness<Config>;
+
+interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP server on a free loopback port, keeping what it receives. */
+async function smtpServer(options: Partial<SMTPServerOptions> = {}): Promise<{
+  port: number;
+  received: Received[];
+  connections: () => number;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const received: Received[] = [];
+  let connections = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    // Plain loopback: no self-signed STARTTLS for the client to distrust.
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onConnect(_session, callback) {
+      connections++;
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString("utf8"),
+        });
+        callback();
+      });
+    },
+    ...options,
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.server.address() as AddressInfo).port;
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return { port, received, connections: () => connections, close, [Symbol.asyncDispose]: close };
+}
+
+/** The decoded text of each part of a multipart message, by content type. */
+function parts(raw: string): Record<string, string> {
+  const boundary = /boundary="?([^";\r\n]+)"?/.exec(raw)?.[1];
+  assert(boundary, `a multipart message: ${raw}`);
+  const found: Record<string, string> = {};
+  for (const part of raw.split(`--${boundary}`).slice(1, -1)) {
+    const [head, ...rest] = part.split("\r\n\r\n");
+    const body = rest.join("\r\n\r\n");
+    const type = /content-type:\s*([^;\r\n]+)/i.exec(head!)?.[1]?.trim().toLowerCase() ?? "";
+    const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(head!)?.[1]?.toLowerCase();
+    found[type] = encoding === "base64"
+      ? Buffer.from(body, "base64").toString("utf8")
+      : encoding === "quoted-printable"
+      ? Buffer.from(
+        body.replace(/=\r\n/g, "").replace(
+          /=([0-9A-F]{2})/g,
+          (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)),
+        ),
+        "latin1",
+      ).toString("utf8")
+      : body;
+  }
+  return found;
+}
+
+function header(raw: string, name: string): string | undefined {
+  const head = raw.split("\r\n\r\n")[0]!.replace(/\r\n[ \t]+/g, " ");
+  return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(head)?.[1];
+}
+
+async function proof(h: H, org: string, body: Record<string, unknown> = {}): Promise<Proof> {
+  return await okAs<Proof>(h, "POST", "/v1/proofs", org, {
+    quoteId: crypto.randomUUID(),
+    title: "Staff tees",
+    recipientName: "Sam Nguyen",
+    recipientEmail: "sam@riversidebakery.com.au",
+    imageUrls: ["https://files.example.com/front.png"],
+    notes: "Logo as supplied",
+    items: [{ description: "Gildan 5000 Black", sizes: [{ size: "M", quantity: 40 }] }],
+    ...body,
+  });
+}
+
+async function historyOf(h: H, org: string, id: string): Promise<ProofHistory> {
+  return await okAs<ProofHistory>(h, "GET", `/v1/proofs/${id}/history`, org);
+}
+
+const FAST = { retryDelaysMs: [20, 20], pollIntervalMs: 20, timeoutMs: 2_000 };
+
+Deno.test("sendProof: the message reaches the SMTP server with text and HTML naming the proof", async () => {
+  await using smtp = await smtpServer({
+    authOptional: false,
+    onAuth(auth, _session, callback) {
+      // The credentials come from SMTP_URL.
+      if (auth.username === "shop" && auth.password === "s3cret p@ss") {
+        callback(null, { user: auth.username });
+      } else callback(new Error("Invalid username or password"));
+    },
+  });
+  const smtpUrl = `smtp://shop:${
+    encodeURIComponent("s3cret p@ss")
+  }@127.0.0.1:${smtp.port}?from=proofs@inkwell.example`;
+  await using h: H = await serviceHarness(proofsService, { config: { SMTP_URL: smtpUrl } });
+  const worker = await startMailWorker({ sql: h.sql, logger: h.deps.logger, smtpUrl }, FAST);
+  try {
+    const org = crypto.randomUUID();
+    const p = await proof(h, org);
+    const sent = await okAs<ProofSendResult>(h, "POST", `/v1/proofs/${p.id}/send`, org, {
+      message: "Here is the artwork.",
+    });
+    assertEquals(sent.delivery, "queued");
+    assertEquals(sent.to, "sam@riversidebakery.com.au");
+    assertEquals(sent.proofs[0]!.status, "sent");
+    await waitFor("the message", () => Promise.resolve(smtp.received.length === 1), 10_000);
+    const mail = smtp.received[0]!;
+    assertEquals(mail.to, ["sam@riversidebakery.com.au"]);
+    assertEquals(mail.from, "proofs@inkwell.example");
+    assertEquals(header(mail.raw, "Subject"), "Proof for your approval: Staff tees (revision 1)");
+    const { "text/plain": text, "text/html": html } = parts(mail.raw);
+    for (const [kind, body] of [["text", text], ["html", html]] as const) {
+      assert(body, `a ${kind} part`);
+      for (const expected of [p.id, "Staff tees", "revision 1", "Gildan 5000 Black", "M × 40"]) {
+        assert(body.includes(expected), `${kind} names "${expected}": ${body}`);
+      }
+      assert(body.includes("Here is the artwork."), `${kind} carries the shop's note`);
+      assert(body.includes(REPLY_SENTENCE), `${kind} says how to answer`);
+    }
+    await waitFor("the outbox to record it", async () => {
+      const [row] = await h.sql<{ status: string }[]>`SELECT status FROM mail_messages`;
+      return row?.status === "sent";
+    }, 5_000);
+    const entries = (await historyOf(h, org, p.id)).revisions[0]!.entries;
+    assertEquals(entries.map((e) => [e.kind, e.sentTo, e.toStatus]), [
+      ["sent", "sam@riversidebakery.com.au", "sent"],
+    ]);
+  } finally {
+    await worker.stop();
+  }
+});
+
+Deno.test("sendProofs: several proofs in one message; another organisation's proof is 400", async () => {
+  await using smtp = await smtpServer();
+  const smtpUrl = `smtp://127.0.0.1:${smtp.port}`;
+  await using h: H = await serviceHarness(proofsService, { config: { SMTP_URL: smtpUrl } });
+  const worker = await startMailWorker({ sql: h.sql, logger: h.deps.logger, smtpUrl }, FAST);
+  try {
+    const org = crypto.randomUUID();
+    const front = await proof(h, org, { title: "Front print" });
+    const back = await proof(h, org, {
+      title: "Back print",
+      items: [{ description: "Caps", sizes: [{ size: "OSFA", quantity: 5 }] }],
+    });
+    const foreign = await proof(h, crypto.randomUUID(), { title: "Not theirs" });
+
+    const refused = await callAs(h, "POST", "/v1/proofs/send", org, {
+      proofIds: [front.id, foreign.id, front.id],
+    });
+    assertEquals(refused.status, 400);
+    assertEquals(refused.body.details?.map((d) => d.path), ["proofIds.1", "proofIds.2"]);
+    const [written] = await h.sql<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM mail_messages`;
+    assertEquals(written!.count, 0, "nothing is written");
+    assertEquals((await historyOf(h, org, front.id)).proof.status, "draft");
+
+    const sent = await okAs<ProofSendResult>(h, "POST", "/v1/proofs/send", org, {
+      proofIds: [front.id, back.id],
+      to: "orders@riversidebakery.com.au",
+    });
+    assertEquals(sent.proofs.map((p) => [p.id, p.status]), [[front.id, "sent"], [
+      back.id,
+      "sent",
+    ]]);
+    await waitFor("the message", () => Promise.resolve(smtp.received.length === 1), 10_000);
+    const mail = smtp.received[0]!;
+    assertEquals(mail.to, ["orders@riversidebakery.com.au"]);
+    assertEquals(
+      header(mail.raw, "Subject"),
+      "2 proofs for your approval: Front print (revision 1), Back print (revision 1)",
+    );
+    const { "text/plain": text, "text/html": html } = parts(mail.raw);
+    for (const body of [text!, html!]) {
+      for (const expected of [front.id, back.id, "Front print", "Back print", "Caps"]) {
+        assert(body.includes(expected), `names "${expected}": ${body}`);
+      }
+    }
+    // Different recipients and no `to`: the message would have nobody to go to.
+    const other = await proof(h, org, { recipientEmail: "lee@example.com" });
+    const ambiguous = await callAs(h, "POST", "/v1/proofs/send", org, {
+      proofIds: [other.id, front.id],
+    });
+    assertEquals(ambiguous.status, 400);
+    assertEquals(ambiguous.body.details?.map((d) => d.path), ["to"]);
+  } finally {
+    await worker.stop();
+  }
+});
+
+Deno.test("mail worker: a refusing server is retried, each failure in the history; the request does not wait", async () => {
+  await using smtp = await smtpServer({
+    onAuth(auth, _session, callback) {
+      callback(null, { user: auth.username });
+    },
+    onRcptTo(_address, _session, callback) {
+      const error = new Error("Mailbox unavailable") as Error & { responseCode: number };
+      error.responseCode = 550;
+      callback(error);
+    },
+  });
+  const smtpUrl = `smtp://shop:hunter2secret@127.0.0.1:${smtp.port}`;
+  await using h: H = await serviceHarness(proofsService, { config: { SMTP_URL: smtpUrl } });
+  const worker = await startMailWorker({ sql: h.sql, logger: h.deps.logger, smtpUrl }, FAST);
+  try {
+    const org = crypto.randomUUID();
+    const p = await proof(h, org);
+    const started = performance.now();
+    const answer = await callAs<ProofSendResult>(h, "POST", `/v1/proofs/${p.id}/send`, org);
+    const elapsed = performance.now() - started;
+    assertEquals(answer.status, 200);
+    assert(elapsed < 1_000, `answered in ${elapsed} ms`);
+
+    // Three attempts (two retries), then the message is given up.
+    await waitFor("the attempts to run out", async () => {
+      const [row] = await h.sql<{ status: string }[]>`SELECT status FROM mail_messages`;
+      return row?.status === "failed";
+    }, 10_000);
+    assert(smtp.connections() >= 3, `connections: ${smtp.connections()}`);
+    const [row] = await h.sql<{ attempts: number; last_error: string }[]>`
+      SELECT attempts, last_error FROM mail_messages`;
+    assertEquals(row!.attempts, 3);
+    const entries = (await historyOf(h, org, p.id)).revisions[0]!.entries;
+    assertEquals(entries.map((e) => e.kind), ["sent", "send_failed", "send_failed", "send_failed"]);
+    for (const failed of entries.slice(1)) {
+      assert(failed.note?.includes("Mailbox unavailable"), `the error: ${failed.note}`);
+      assert(!failed.note?.includes("hunter2secret"), "no secret in the history");
+      assertEquals(failed.sentTo, "sam@riversidebakery.com.au");
+    }
+    assertEquals(smtp.received.length, 0);
+  } finally {
+    await worker.stop();
+  }
+});
+
+Deno.test("sendProof without SMTP_URL: the message waits in the local outbox for the operator", async () => {
+  await using h: H = await serviceHarness(proofsService);
+  const org = crypto.randomUUID();
+  const p = await proof(h, org);
+  const sent = await callAs<ProofSendResult>(h, "POST", `/v1/proofs/${p.id}/send`, org, {
+    to: "orders@riversidebakery.com.au",
+  });
+  assertEquals(sent.status, 200);
+  assertEquals(sent.body.data.delivery, "local");
+  assert(sent.body.message.includes("GET /admin/mail"), sent.body.message);
+
+  const outbox = await callAs<OutboxMail[]>(h, "GET", "/internal/mail", org, undefined, [
+    PLATFORM_MAIL_SCOPE,
+  ]);
+  assertEquals(outbox.status, 200);
+  const [mail] = outbox.body.data;
+  assertEquals(
+    [mail!.organizationId, mail!.to, mail!.status, mail!.proofIds, mail!.attempts],
+    [org, "orders@riversidebakery.com.au", "local", [p.id], 0],
+  );
+  assert(mail!.deliveredAt, "delivered locally");
+  assert(mail!.text.includes(p.id) && mail!.html.includes(p.id), "both parts name the proof");
+
+  // A tenant's context, whatever its scopes, cannot read the platform's outbox.
+  const tenant = await callAs(h, "GET", "/internal/mail", org, undefined, ALL_SCOPES);
+  assertEquals(tenant.status, 401);
+});

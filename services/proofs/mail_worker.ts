@@ -1,0 +1,148 @@
+/**
+ * The mail worker: hands queued messages of the outbox to the mail server (`SMTP_URL`) with
+ * nodemailer, a few at a time, outside any request. A refused or failed attempt is recorded in
+ * each carried proof's history (`send_failed`, with the error and no secret) and retried after
+ * the next delay of its schedule; when the schedule runs out the message is `failed`.
+ */
+// @ts-types="@types/nodemailer"
+import nodemailer from "nodemailer";
+import type { Sql } from "@printshop/shared/db";
+import { Backoff, Waker } from "@printshop/shared/events/waker";
+import type { Logger } from "@printshop/shared/log";
+import type { Stoppable } from "@printshop/shared/service-main";
+import {
+  claimDueMail,
+  type DueMail,
+  MAIL_CHANNEL,
+  markMailSent,
+  recordMailFailure,
+} from "./store/mail.ts";
+
+/** Waits between attempts; a message gets one attempt more than the schedule has delays. */
+export const MAIL_RETRY_DELAYS_MS: readonly number[] = [
+  5_000,
+  30_000,
+  120_000,
+  600_000,
+  3_600_000,
+];
+
+export interface MailWorkerOptions {
+  retryDelaysMs?: readonly number[];
+  /** Safety net under LISTEN/NOTIFY, and how due retries are found. */
+  pollIntervalMs?: number;
+  /** Per attempt: connecting, the greeting and each socket read. */
+  timeoutMs?: number;
+  /** Messages sent at once. */
+  concurrency?: number;
+}
+
+/** What nodemailer needs from `SMTP_URL`; `?from=` is the sender, not a transport option. */
+export function transportOptions(smtpUrl: string, timeoutMs: number): {
+  options: Record<string, unknown>;
+  from: string;
+  secrets: string[];
+} {
+  const url = new URL(smtpUrl);
+  const secure = url.protocol === "smtps:";
+  const user = decodeURIComponent(url.username);
+  const pass = decodeURIComponent(url.password);
+  return {
+    options: {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: url.port ? Number(url.port) : secure ? 465 : 587,
+      secure,
+      ...(user ? { auth: { user, pass } } : {}),
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    },
+    from: url.searchParams.get("from") ?? "proofs@localhost",
+    secrets: [pass, url.password].filter((s) => s.length > 0),
+  };
+}
+
+/** An error as kept in a history: its message, without the credentials of `SMTP_URL`. */
+export function errorText(error: unknown, secrets: readonly string[]): string {
+  let text = error instanceof Error ? error.message : String(error);
+  for (const secret of secrets) text = text.replaceAll(secret, "***");
+  return text.slice(0, 1000);
+}
+
+export async function startMailWorker(
+  deps: { sql: Sql; logger: Logger; smtpUrl: string },
+  options: MailWorkerOptions = {},
+): Promise<Stoppable> {
+  const delays = options.retryDelaysMs ?? MAIL_RETRY_DELAYS_MS;
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const concurrency = options.concurrency ?? 8;
+  const { options: transport, from, secrets } = transportOptions(deps.smtpUrl, timeoutMs);
+  const transporter = nodemailer.createTransport(transport);
+  const waker = new Waker();
+  const listener = await deps.sql.listen(MAIL_CHANNEL, () => waker.wake());
+  const backoff = new Backoff(250, 10_000);
+  let running = true;
+
+  const attempt = async (mail: DueMail): Promise<void> => {
+    try {
+      await transporter.sendMail({
+        from,
+        to: mail.to_address,
+        subject: mail.subject,
+        text: mail.text_body,
+        html: mail.html_body,
+      });
+      await markMailSent(deps.sql, mail.id);
+    } catch (error) {
+      const text = errorText(error, secrets);
+      const retryIn = delays[mail.attempts] ?? null;
+      deps.logger.warn("proof mail not accepted", {
+        mailMessageId: mail.id,
+        attempt: mail.attempts + 1,
+        retryInMs: retryIn,
+        error: text,
+      });
+      await recordMailFailure(deps.sql, mail, text, retryIn);
+    }
+  };
+
+  const loop = (async () => {
+    while (running) {
+      let claimed: DueMail[] = [];
+      try {
+        // Leased for longer than an attempt can take, so a crash mid-send is retried later.
+        claimed = await claimDueMail(deps.sql, concurrency, timeoutMs * 4);
+        backoff.reset();
+        await Promise.all(
+          claimed.map((mail) =>
+            attempt(mail).catch((error) =>
+              deps.logger.error("proof mail outcome could not be recorded", {
+                mailMessageId: mail.id,
+                error: error instanceof Error ? error.message : String(error),
+              })
+            )
+          ),
+        );
+      } catch (error) {
+        deps.logger.warn("mail worker cannot claim messages", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        await waker.sleep(backoff.next());
+        continue;
+      }
+      if (claimed.length < concurrency) await waker.sleep(pollIntervalMs);
+    }
+  })();
+
+  return {
+    async stop() {
+      if (!running) return;
+      running = false;
+      waker.wake();
+      await loop;
+      await listener.unlisten().catch(() => {});
+      transporter.close();
+    },
+  };
+}
