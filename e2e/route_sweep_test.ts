@@ -115,6 +115,7 @@ const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
   quoteGroupId: "groupId",
   quoteLineId: "lineId",
   mockIds: "mockId",
+  proofIds: "proofId",
 };
 /** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
 const UNRESOLVED_REFERENCES: Record<string, string> = {
