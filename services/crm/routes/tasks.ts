@@ -6,9 +6,8 @@ import {
   createAttachment,
   createChecklistItem,
   createComment,
-  deleteAttachment,
   deleteChecklistItem,
-  deleteComment,
+  deleteExtra,
   findExtras,
   updateChecklistItem,
   updateComment,
@@ -63,7 +62,7 @@ export function taskRoutes({ sql, config }: ServiceDeps<Config>): Handlers<typeo
       message: "Comment updated",
     }),
     deleteTaskComment: async ({ params, organizationId }) => ({
-      data: await deleteComment(sql, organizationId, params.commentId),
+      data: await deleteExtra(sql, organizationId, "comment", params.commentId),
       message: "Comment removed",
     }),
     createTaskAttachment: async ({ params, body, organizationId, auth }) => ({
@@ -72,7 +71,7 @@ export function taskRoutes({ sql, config }: ServiceDeps<Config>): Handlers<typeo
       message: "Attachment added",
     }),
     deleteTaskAttachment: async ({ params, organizationId }) => ({
-      data: await deleteAttachment(sql, organizationId, params.attachmentId),
+      data: await deleteExtra(sql, organizationId, "attachment", params.attachmentId),
       message: "Attachment removed",
     }),
   };

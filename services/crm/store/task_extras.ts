@@ -403,32 +403,6 @@ export async function updateComment(
   });
 }
 
-export async function deleteComment(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-): Promise<{ id: string; taskId: string }> {
-  return await sql.begin(async (tx) => {
-    const current = await lockExtra<CommentRow>(
-      tx,
-      organizationId,
-      "task_comments",
-      COMMENT_COLUMNS,
-      "Comment",
-      id,
-    );
-    await tx`DELETE FROM task_comments WHERE id = ${id}`;
-    const deleted = { id, taskId: current.task_id };
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_comment.deleted",
-      aggregateId: id,
-      payload: deleted,
-    });
-    return deleted;
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Attachments
 
@@ -461,28 +435,42 @@ export async function createAttachment(
   });
 }
 
-export async function deleteAttachment(
+/** The extras a delete removes without renumbering anything, by what their events call them. */
+const PLAIN_EXTRAS = {
+  comment: {
+    table: "task_comments",
+    columns: COMMENT_COLUMNS,
+    what: "Comment",
+    event: "task_comment.deleted",
+  },
+  attachment: {
+    table: "task_attachments",
+    columns: ATTACHMENT_COLUMNS,
+    what: "Attachment",
+    event: "task_attachment.deleted",
+  },
+} as const;
+
+/** Removes a comment or an attachment, with its `*.deleted` event. */
+export async function deleteExtra(
   sql: Sql,
   organizationId: string,
+  kind: keyof typeof PLAIN_EXTRAS,
   id: string,
 ): Promise<{ id: string; taskId: string }> {
+  const { table, columns, what, event } = PLAIN_EXTRAS[kind];
   return await sql.begin(async (tx) => {
-    const current = await lockExtra<AttachmentRow>(
+    const current = await lockExtra<{ task_id: string }>(
       tx,
       organizationId,
-      "task_attachments",
-      ATTACHMENT_COLUMNS,
-      "Attachment",
+      table,
+      columns,
+      what,
       id,
     );
-    await tx`DELETE FROM task_attachments WHERE id = ${id}`;
+    await tx`DELETE FROM ${tx(table)} WHERE id = ${id}`;
     const deleted = { id, taskId: current.task_id };
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_attachment.deleted",
-      aggregateId: id,
-      payload: deleted,
-    });
+    await writeEvent(tx, { organizationId, type: event, aggregateId: id, payload: deleted });
     return deleted;
   });
 }
