@@ -7,7 +7,11 @@
  * Every temporary folder a test makes goes in one folder of the run (TMPDIR), removed at the end
  * with any cluster a test's data directory linked to under /var/tmp; the run then fails if it
  * left anything else behind there (PostgreSQL binaries staged once per version are expected).
+ *
+ * Browser tests need Debian's Chromium: it is installed first when missing and the run is root's
+ * (CI's is); otherwise one line says how, and those tests fail with that same line.
  */
+import { CHROMIUM_PATH, chromiumMissingMessage } from "@printshop/shared/testing/browser";
 import { CONTRACT_CHECKS_ENV } from "@printshop/shared/contract-checks";
 import { removeOrphanClusters, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 
@@ -33,6 +37,50 @@ async function leftovers(): Promise<Set<string>> {
   return names;
 }
 
+/**
+ * A fresh machine has no Chromium and nothing else installs it (playwright's own download needs
+ * hosts this project cannot reach). Failures are printed and the run goes on: the browser tests
+ * then fail with `chromiumMissingMessage()`, which is clearer than stopping here.
+ */
+async function ensureChromium(): Promise<void> {
+  try {
+    await Deno.stat(CHROMIUM_PATH);
+    return;
+  } catch {
+    // missing: install it below
+  }
+  if (Deno.uid() !== 0) {
+    console.error(chromiumMissingMessage());
+    return;
+  }
+  console.error(
+    `Chromium is not installed (${CHROMIUM_PATH}): installing it with "apt-get update && apt-get install -y chromium"`,
+  );
+  for (const args of [["update"], ["install", "-y", "chromium"]]) {
+    let output: Deno.CommandOutput;
+    try {
+      output = await new Deno.Command("apt-get", {
+        args,
+        // Never a prompt: CI has no standard input, and a question would hang the run.
+        env: { DEBIAN_FRONTEND: "noninteractive" },
+        stdin: "null",
+      }).output();
+    } catch (error) {
+      console.error(`apt-get ${args.join(" ")} could not run: ${error}`);
+      return;
+    }
+    if (!output.success) {
+      const decoder = new TextDecoder();
+      console.error(decoder.decode(output.stdout) + decoder.decode(output.stderr));
+      console.error(
+        `apt-get ${args.join(" ")} failed (exit ${output.code}); browser tests will fail`,
+      );
+      return;
+    }
+  }
+}
+
+await ensureChromium();
 const before = await leftovers();
 const runTmp = await Deno.makeTempDir({ prefix: "printshop-test-run-" });
 // The postgres user (as root) must be able to pass through to clusters made inside it.
