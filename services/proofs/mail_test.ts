@@ -5,11 +5,15 @@
  * SMTP_URL.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { Buffer } from "node:buffer";
-import type { AddressInfo } from "node:net";
-// @ts-types="@types/smtp-server"
-import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import { callAs, okAs, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { header, parts, smtpServer } from "@printshop/shared/testing/smtp";
+import {
+  callAs,
+  okAs,
+  type ServiceHarness,
+  serviceHarness,
+  TEST_ORGANIZATION_NAME,
+  TEST_PUBLIC_URL,
+} from "@printshop/shared/testing";
 import { waitFor } from "@printshop/shared/net";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import {
@@ -22,84 +26,8 @@ import {
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { startMailWorker } from "./mail_worker.ts";
-import { REPLY_SENTENCE } from "./domain/mail_message.ts";
 
 type H = ServiceHarness<Config>;
-
-interface Received {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-/** A real SMTP server on a free loopback port, keeping what it receives. */
-async function smtpServer(options: Partial<SMTPServerOptions> = {}): Promise<{
-  port: number;
-  received: Received[];
-  connections: () => number;
-  close(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
-}> {
-  const received: Received[] = [];
-  let connections = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    // Plain loopback: no self-signed STARTTLS for the client to distrust.
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onConnect(_session, callback) {
-      connections++;
-      callback();
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString("utf8"),
-        });
-        callback();
-      });
-    },
-    ...options,
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const port = (server.server.address() as AddressInfo).port;
-  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return { port, received, connections: () => connections, close, [Symbol.asyncDispose]: close };
-}
-
-/** The decoded text of each part of a multipart message, by content type. */
-function parts(raw: string): Record<string, string> {
-  const boundary = /boundary="?([^";\r\n]+)"?/.exec(raw)?.[1];
-  assert(boundary, `a multipart message: ${raw}`);
-  const found: Record<string, string> = {};
-  for (const part of raw.split(`--${boundary}`).slice(1, -1)) {
-    const [head, ...rest] = part.split("\r\n\r\n");
-    const body = rest.join("\r\n\r\n");
-    const type = /content-type:\s*([^;\r\n]+)/i.exec(head!)?.[1]?.trim().toLowerCase() ?? "";
-    const encoding = /content-transfer-encoding:\s*(\S+)/i.exec(head!)?.[1]?.toLowerCase();
-    found[type] = encoding === "base64"
-      ? Buffer.from(body, "base64").toString("utf8")
-      : encoding === "quoted-printable"
-      ? Buffer.from(
-        body.replace(/=\r\n/g, "").replace(
-          /=([0-9A-F]{2})/g,
-          (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)),
-        ),
-        "latin1",
-      ).toString("utf8")
-      : body;
-  }
-  return found;
-}
-
-function header(raw: string, name: string): string | undefined {
-  const head = raw.split("\r\n\r\n")[0]!.replace(/\r\n[ \t]+/g, " ");
-  return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(head)?.[1];
-}
 
 async function proof(h: H, org: string, body: Record<string, unknown> = {}): Promise<Proof> {
   return await okAs<Proof>(h, "POST", "/v1/proofs", org, {
@@ -148,15 +76,23 @@ Deno.test("sendProof: the message reaches the SMTP server with text and HTML nam
     const mail = smtp.received[0]!;
     assertEquals(mail.to, ["sam@riversidebakery.com.au"]);
     assertEquals(mail.from, "proofs@inkwell.example");
-    assertEquals(header(mail.raw, "Subject"), "Proof for your approval: Staff tees (revision 1)");
+    assertEquals(
+      header(mail.raw, "Subject"),
+      `${TEST_ORGANIZATION_NAME}: proof for your approval: Staff tees (revision 1)`,
+    );
+    const link = sent.links[0]!;
+    assertEquals(link.proofId, p.id);
+    assert(link.url?.startsWith(`${TEST_PUBLIC_URL}/approve/`), link.url ?? "no url");
     const { "text/plain": text, "text/html": html } = parts(mail.raw);
     for (const [kind, body] of [["text", text], ["html", html]] as const) {
       assert(body, `a ${kind} part`);
-      for (const expected of [p.id, "Staff tees", "revision 1", "Gildan 5000 Black", "M × 40"]) {
+      for (
+        const expected of [link.url!, "Staff tees", "revision 1", "Gildan 5000 Black", "M × 40"]
+      ) {
         assert(body.includes(expected), `${kind} names "${expected}": ${body}`);
       }
       assert(body.includes("Here is the artwork."), `${kind} carries the shop's note`);
-      assert(body.includes(REPLY_SENTENCE), `${kind} says how to answer`);
+      assert(body.includes(TEST_ORGANIZATION_NAME), `${kind} names the shop`);
     }
     await waitFor("the outbox to record it", async () => {
       const [row] = await h.sql<{ status: string }[]>`SELECT status FROM mail_messages`;
@@ -208,11 +144,16 @@ Deno.test("sendProofs: several proofs in one message; another organisation's pro
     assertEquals(mail.to, ["orders@riversidebakery.com.au"]);
     assertEquals(
       header(mail.raw, "Subject"),
-      "2 proofs for your approval: Front print (revision 1), Back print (revision 1)",
+      `${TEST_ORGANIZATION_NAME}: 2 proofs for your approval: Front print (revision 1), ` +
+        "Back print (revision 1)",
     );
     const { "text/plain": text, "text/html": html } = parts(mail.raw);
+    // Each proof with its own link, in the message's order.
+    assertEquals(sent.links.map((l) => l.proofId), [front.id, back.id]);
+    const [frontUrl, backUrl] = sent.links.map((l) => l.url!);
+    assert(frontUrl !== backUrl, "one link per proof");
     for (const body of [text!, html!]) {
-      for (const expected of [front.id, back.id, "Front print", "Back print", "Caps"]) {
+      for (const expected of [frontUrl!, backUrl!, "Front print", "Back print", "Caps"]) {
         assert(body.includes(expected), `names "${expected}": ${body}`);
       }
     }
@@ -294,7 +235,8 @@ Deno.test("sendProof without SMTP_URL: the message waits in the local outbox for
     [org, "orders@riversidebakery.com.au", "local", [p.id], 0],
   );
   assert(mail!.deliveredAt, "delivered locally");
-  assert(mail!.text.includes(p.id) && mail!.html.includes(p.id), "both parts name the proof");
+  const url = sent.body.data.links[0]!.url!;
+  assert(mail!.text.includes(url) && mail!.html.includes(url), "both parts carry the link");
 
   // A tenant's context, whatever its scopes, cannot read the platform's outbox.
   const tenant = await callAs(h, "GET", "/internal/mail", org, undefined, ALL_SCOPES);
