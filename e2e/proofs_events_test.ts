@@ -1,6 +1,7 @@
 /**
  * The proofs service's events, as the contracts declare them, are the truth about what it
- * emits: every declared name comes out of some operation, and nothing else comes out.
+ * emits: every declared name comes out of some operation or its approval page, and nothing else
+ * comes out.
  * Operations run through the real gateway; what they emitted is read back from the outbox.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
@@ -65,6 +66,14 @@ Deno.test("every proofs event is emitted by an operation, and nothing else is", 
     outbox.data.map((m) => [m.id, m.to, m.status, m.proofIds]),
     [[sent.mailMessageId, "sam@riversidebakery.com.au", "local", [proof.id]]],
   );
+  // The customer opens the approval page (no credential): a view.
+  const [approvalLink] = sent.links as { url: string }[];
+  const page = await fetch(approvalLink!.url);
+  assertEquals([page.status, page.headers.get("content-type")], [
+    200,
+    "text/html; charset=utf-8",
+  ]);
+  await page.body?.cancel();
 
   // A decision, a new revision, a direct status; a second proof deleted.
   await send("POST", `/v1/proofs/${proof.id}/client-decision`, {

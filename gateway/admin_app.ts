@@ -22,6 +22,7 @@ import { INTERNAL_MAIL_PATH, PLATFORM_MAIL_SCOPE } from "@printshop/shared/contr
 import {
   type ContextKey,
   INTERNAL_CONTEXT_HEADER,
+  PLATFORM_ORGANIZATION_ID,
   signInternalContext,
 } from "@printshop/shared/internal-context";
 import { sameSecret } from "./domain/api_key.ts";
@@ -49,16 +50,13 @@ export interface AdminDeps {
   proofs?: { url: string; contextKey: ContextKey };
 }
 
-/** The platform itself in a signed context: no organisation, no tenant credential. */
-const PLATFORM_ORGANIZATION = "00000000-0000-0000-0000-000000000000";
-
 /** The proofs service's mail outbox, as its internal route answers it (an envelope). */
 async function readMailOutbox(
   proofs: { url: string; contextKey: ContextKey },
   requestId: string,
 ): Promise<Response> {
   const header = await signInternalContext(proofs.contextKey, "GET", INTERNAL_MAIL_PATH, {
-    organizationId: PLATFORM_ORGANIZATION,
+    organizationId: PLATFORM_ORGANIZATION_ID,
     credentialKind: "tenant_key",
     credentialId: "platform-admin",
     scopes: [PLATFORM_MAIL_SCOPE],

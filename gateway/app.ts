@@ -23,6 +23,7 @@ import { proxyToService } from "./proxy.ts";
 import { describeCaller, describeLimits } from "./routes/account.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { checkServices } from "./health.ts";
+import { addPublicPages } from "./pages.ts";
 import type { ResponseChecker } from "./response_checks.ts";
 
 // Loaded only under contract checks: production never pays for validating its answers.
@@ -37,6 +38,10 @@ export interface GatewayDeps {
   contextKey: ContextKey;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** Where customers reach the gateway (PUBLIC_URL, or the public port's address). */
+  publicUrl: () => string;
+  /** The client behind a connection the edge passed on, by the app-side peer's port. */
+  clientOf?: (appSidePort: number) => string | null;
   fetch?: typeof fetch;
 }
 
@@ -88,6 +93,21 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   });
 
   app.route("/", docsRoutes());
+
+  addPublicPages(app as unknown as Hono, {
+    urls,
+    contextKey,
+    rateLimiter: deps.rateLimiter,
+    timeoutMs: config.PROXY_TIMEOUT_MS,
+    publicUrl: deps.publicUrl,
+    clientAddress: (c) => {
+      const remote = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr;
+      if (!remote) return null;
+      // Through the edge the peer is the edge itself; the edge knows the real client.
+      return deps.clientOf?.(remote.port) ?? remote.hostname;
+    },
+    fetch: deps.fetch,
+  });
 
   if (responseChecker) {
     // Every answer of an operation, success or error, as the client receives it.
@@ -186,6 +206,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
           scopes: principal.scopes,
           requestId: c.get("requestId"),
           issuedAt: Date.now(),
+          organizationName: principal.organizationName,
+          publicUrl: deps.publicUrl(),
         },
         { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch },
       );

@@ -13,6 +13,11 @@ import {
 export const ConfigSchema = z.object({
   PORT: port(8080),
   HOST: z.string().default("127.0.0.1"),
+  /**
+   * The gateway's address as customers reach it, for links the platform sends them (proof
+   * approval links). Unset: the address the public port listens on.
+   */
+  PUBLIC_URL: httpUrl().optional(),
   ADMIN_PORT: port(8081),
   ADMIN_HOST: z.string().default("127.0.0.1"),
   PLATFORM_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),

@@ -13,6 +13,7 @@ import { createPartnerTokenVerifier } from "./partner_tokens.ts";
 import { startIdempotencyPurge } from "./idempotency.ts";
 import { startEdgeGuard } from "./edge/guard.ts";
 import { serveResiliently } from "./edge/resilient_server.ts";
+import { isLoopback, publicHost } from "./public_url.ts";
 import { ASSUMED_OPEN_FILE_LIMIT, connectionCap, readOpenFileLimit } from "./edge/descriptors.ts";
 
 const config = loadConfigOrExit(ConfigSchema);
@@ -58,6 +59,8 @@ const appServer = serveResiliently(
     contextKey,
     authenticator,
     rateLimiter: new RateLimiter(sql),
+    publicUrl: () => publicUrl,
+    clientOf: (port) => edge.clientOf(port),
   }).fetch,
 );
 const openFileLimit = await readOpenFileLimit();
@@ -88,6 +91,15 @@ const edge = startEdgeGuard({
   },
   logger,
 });
+/** What links sent to customers point at: PUBLIC_URL, else the port this edge listens on. */
+const publicUrl = config.PUBLIC_URL?.replace(/\/+$/, "") ??
+  `http://${publicHost(config.HOST)}:${edge.addr.port}`;
+if (!config.PUBLIC_URL && !isLoopback(config.HOST)) {
+  logger.warn("PUBLIC_URL is unset: approval links sent to customers point at this address", {
+    publicUrl,
+    fix: "set PUBLIC_URL to the address customers reach the gateway at",
+  });
+}
 logger.info("listening", {
   hostname: edge.addr.hostname,
   port: edge.addr.port,

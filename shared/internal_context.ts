@@ -18,7 +18,25 @@ export interface InternalContext {
   scopes: string[];
   requestId: string;
   issuedAt: number;
+  /**
+   * The organisation's name as the shop set it, for what a service writes to the shop's own
+   * customers (the proof email and its approval page name the shop).
+   */
+  organizationName?: string;
+  /**
+   * The gateway's public base URL (no trailing slash), for links a service puts in what it sends:
+   * a customer's approval link must point at the gateway, which the service cannot know.
+   */
+  publicUrl?: string;
+  /** A public page's visitor (no credential), as the gateway's edge saw them. */
+  client?: { address: string | null; userAgent: string | null };
 }
+
+/**
+ * The organisation of a context the platform signs for itself (the admin API reading the mail
+ * outbox, a public page's visit): none, and no tenant credential.
+ */
+export const PLATFORM_ORGANIZATION_ID = "00000000-0000-0000-0000-000000000000";
 
 /** How long a signed context stays valid; the proxy timeout is well under this. */
 export const INTERNAL_CONTEXT_MAX_AGE_MS = 60_000;

@@ -104,10 +104,11 @@ export function requestContext(
     c.set("requestId", requestId);
     c.set("log", logger.child({ requestId, traceId: currentTraceId(c.req.raw.headers) }));
     const started = performance.now();
+    const path = loggablePath(c.req.path);
     await withIncomingContext(c.req.raw.headers, () =>
-      withSpan(`${c.req.method} ${c.req.path}`, {
+      withSpan(`${c.req.method} ${path}`, {
         "http.request.method": c.req.method,
-        "url.path": c.req.path,
+        "url.path": path,
         "service.name": service,
       }, async (span) => {
         await next();
@@ -116,12 +117,50 @@ export function requestContext(
     c.header("x-request-id", requestId);
     c.get("log").info("request", {
       method: c.req.method,
-      path: c.req.path,
+      path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       organizationId: c.get("organizationId"),
     });
   };
+}
+
+/** A path segment shaped like a bearer token: long, opaque, not a UUID (an id is no secret). */
+const TOKEN_SEGMENT = /^[A-Za-z0-9_-]{32,}$/;
+const UUID_SEGMENT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A path as logs and traces show it: a segment that is a token (an approval link's) is a
+ * credential, so it is replaced by `[token]`.
+ */
+export function loggablePath(path: string): string {
+  return path.split("/").map((segment) =>
+    TOKEN_SEGMENT.test(segment) && !UUID_SEGMENT.test(segment) ? "[token]" : segment
+  ).join("/");
+}
+
+/**
+ * The signed context of a call to a service's internal route (outside `/v1`), which must hold
+ * `scope`: one no credential can hold, so only the gateway's own calls get through (401).
+ */
+export async function requireInternalScope(
+  c: Context,
+  contextKey: ContextKey,
+  scope: string,
+): Promise<InternalContext> {
+  const result = await verifyInternalContext(
+    contextKey,
+    c.req.method,
+    targetOf(c.req.url),
+    c.req.header(INTERNAL_CONTEXT_HEADER),
+  );
+  if (!result.ok || !result.context.scopes.includes(scope)) {
+    (c.get("log") as Logger).warn("internal context refused", {
+      reason: result.ok ? "scope" : result.reason,
+    });
+    throw new ApiError("unauthenticated", "Request does not carry a valid internal context");
+  }
+  return result.context;
 }
 
 /** Path and query of a URL: the part of a request the internal context is bound to. */

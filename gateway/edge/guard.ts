@@ -40,6 +40,11 @@ export interface EdgeGuard {
   /** Client connections being served now (not those being shed). */
   readonly open: number;
   /**
+   * The client address behind one of the edge's connections to the app, by that connection's
+   * local port (what the app sees as its peer's port): the app is told who is really calling.
+   */
+  clientOf(appSidePort: number): string | null;
+  /**
    * Stops accepting and closes idle connections; `drain` (the app server's graceful shutdown)
    * lets the answers in flight finish; whatever is left is then closed.
    */
@@ -388,6 +393,8 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   /** Each connection being served, and the promise that settles when it has closed. */
   const connections = new Map<GuardedConnection, Promise<void>>();
+  /** Local port of each connection to the app → its client's address. */
+  const clients = new Map<number, string>();
   const warn = throttledWarn(logger);
   let open = 0;
   let shedding = 0;
@@ -427,12 +434,15 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
       app.setNoDelay(true);
     } catch { /* closed already */ }
     const connection = new GuardedConnection(client, app, limits, logger);
+    const appSidePort = app.localAddr.port;
+    clients.set(appSidePort, client.remoteAddr.hostname);
     const running = connection.run();
     connections.set(connection, running);
     try {
       await running;
     } finally {
       connections.delete(connection);
+      clients.delete(appSidePort);
     }
   };
 
@@ -472,6 +482,9 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
     addr: listener.addr,
     get open() {
       return open;
+    },
+    clientOf(appSidePort) {
+      return clients.get(appSidePort) ?? null;
     },
     async shutdown(drain) {
       accepting = false;

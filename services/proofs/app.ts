@@ -8,6 +8,7 @@ import { mockRoutes } from "./routes/mocks.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { itemLinkRoutes } from "./routes/item_links.ts";
 import { addInternalMailRoute, mailRoutes } from "./routes/mail.ts";
+import { addApprovalPage } from "./routes/approval.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   const app = createServiceApp(proofsContract, deps, {
@@ -17,6 +18,7 @@ export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
     ...mailRoutes(deps),
   });
   addInternalMailRoute(app, deps);
+  addApprovalPage(app, deps);
   return app;
 }
 

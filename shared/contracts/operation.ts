@@ -73,6 +73,31 @@ export function operations<const T extends Record<string, OperationSpec>>(
   ) as { readonly [K in keyof T & string]: Operation<K, T[K]> };
 }
 
+/**
+ * A public HTML page a service renders and the gateway serves with no credential (the proof
+ * approval page): the gateway forwards it, with a signed context naming the visitor, to the
+ * service's internal path. Its path parameter is an opaque token the service verifies.
+ */
+export interface PageSpec {
+  /** The public path template, outside `/v1` (`/approve/{token}`). */
+  path: string;
+  /** Where the owning service answers it, with the same parameters. */
+  internalPath: string;
+  /**
+   * The scope of the signed context the gateway forwards a visit with: one no credential can
+   * hold, so only the gateway's forwarding reaches the internal path.
+   */
+  internalScope: string;
+  methods: readonly ("GET" | "POST")[];
+  summary: string;
+  /** What a visitor may send each minute, per address; a page has no credential to count by. */
+  requestsPerMinute: number;
+  /** The largest form a visitor may post. */
+  maxBodyBytes: number;
+  /** Every event the page may write (checked whenever contract checks are on). */
+  events: readonly EventType[];
+}
+
 /** Everything one service (or the gateway) answers for. */
 export interface ServiceContract<
   S extends string = string,
@@ -80,13 +105,16 @@ export interface ServiceContract<
 > {
   readonly service: S;
   readonly operations: O;
+  /** Public pages, by name; most services have none. */
+  readonly pages: Readonly<Record<string, PageSpec>>;
 }
 
 export function serviceContract<const S extends string, const O extends OperationMap>(
   service: S,
   operations: O,
+  pages: Readonly<Record<string, PageSpec>> = {},
 ): ServiceContract<S, O> {
-  return { service, operations };
+  return { service, operations, pages };
 }
 
 // ---------------------------------------------------------------------------------------------

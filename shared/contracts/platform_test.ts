@@ -2,9 +2,13 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { Operation } from "./operation.ts";
 import { EVENTS, gatewayContract, SERVICE_CONTRACTS } from "./platform.ts";
 
+/** What may write events: each operation, and each public page, with the events it declares. */
 const contracts = [gatewayContract, ...SERVICE_CONTRACTS].map((c) => ({
   service: c.service,
-  operations: Object.values(c.operations) as Operation[],
+  operations: [
+    ...(Object.values(c.operations) as Operation[]),
+    ...Object.entries(c.pages).map(([name, page]) => ({ operationId: name, events: page.events })),
+  ],
 }));
 
 Deno.test("every event is named by its own key, once", () => {
@@ -25,7 +29,7 @@ Deno.test("an operation declares only events of its own service's topic", () => 
   }
 });
 
-Deno.test("every public event is declared by an operation that may write it", () => {
+Deno.test("every public event is declared by an operation or a page that may write it", () => {
   const declared = new Set(
     contracts.flatMap((c) => c.operations.flatMap((o) => o.events ?? [])),
   );

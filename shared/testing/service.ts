@@ -49,6 +49,10 @@ export const TEST_SERVICE_ENV: Readonly<Record<string, string>> = {
   LOG_LEVEL: "error",
 };
 
+/** What the harness's signed context says of the shop and the gateway, as the gateway would. */
+export const TEST_ORGANIZATION_NAME = "Harness Print Co";
+export const TEST_PUBLIC_URL = "http://gateway.test";
+
 export interface ServiceHarnessOptions<C> {
   /** More variables, as a process would read them (required ones the service adds, say). */
   env?: Record<string, string>;
@@ -99,6 +103,8 @@ export async function serviceHarness<S extends z.ZodObject>(
         scopes: [...(opts.scopes ?? ALL_SCOPES)],
         requestId: crypto.randomUUID(),
         issuedAt: Date.now(),
+        organizationName: TEST_ORGANIZATION_NAME,
+        publicUrl: TEST_PUBLIC_URL,
       };
       const target = targetOf(new URL(path, "http://service.test").href);
       const headers = new Headers({

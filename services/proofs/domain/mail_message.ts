@@ -1,8 +1,10 @@
 /**
- * The email a send writes: subject, plain text and HTML naming each proof, its revision and
- * its items. Pure: the store gives it the proofs as they are sent.
+ * The email a send writes: subject, plain text and HTML naming each proof, its revision, its
+ * items and its approval link. Pure: the store gives it the proofs as they are sent and the
+ * links it made for them.
  */
 import type { Proof } from "@printshop/shared/contracts/proofs";
+import { type Html, html } from "@printshop/shared/html";
 
 export interface ComposedMail {
   subject: string;
@@ -10,85 +12,102 @@ export interface ComposedMail {
   html: string;
 }
 
-/** Until the approval page exists the customer answers by email; this says so. */
-export const REPLY_SENTENCE = "Reply to this email with any changes, or to approve.";
+/** The links of a send: one URL per proof, in the proofs' order, and when they expire. */
+export interface MailLinks {
+  shopName: string;
+  urls: readonly string[];
+  expiresAt: Date;
+}
 
 const titleOf = (proof: Proof): string => proof.title ?? "Proof";
-
-const escapeHtml = (value: string): string =>
-  value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
 const sizesText = (sizes: readonly { size: string; quantity: number }[]): string =>
   sizes.length === 0 ? "no sizes given" : sizes.map((s) => `${s.size} × ${s.quantity}`).join(", ");
 
-export function subjectFor(proofs: readonly Proof[]): string {
+/** A date as a customer reads it in the message, unambiguous in any locale. */
+const dayText = (date: Date): string =>
+  date.toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+
+export function subjectFor(proofs: readonly Proof[], shopName: string): string {
   if (proofs.length === 1) {
     const proof = proofs[0]!;
-    return `Proof for your approval: ${titleOf(proof)} (revision ${proof.revision.number})`;
+    return `${shopName}: proof for your approval: ${
+      titleOf(proof)
+    } (revision ${proof.revision.number})`;
   }
-  return `${proofs.length} proofs for your approval: ` +
+  return `${shopName}: ${proofs.length} proofs for your approval: ` +
     proofs.map((p) => `${titleOf(p)} (revision ${p.revision.number})`).join(", ");
 }
 
-/** The message for `proofs`, with the shop's note when given. */
+/** The message for `proofs`, with the shop's note when given and each proof's link. */
 export function composeMail(
   proofs: readonly Proof[],
   recipientName: string | null,
   note: string | undefined,
+  links: MailLinks,
 ): ComposedMail {
   const greeting = recipientName ? `Hello ${recipientName},` : "Hello,";
   const intro = proofs.length === 1
-    ? "Please review the proof below."
-    : `Please review the ${proofs.length} proofs below.`;
+    ? `${links.shopName} sent you a proof to review.`
+    : `${links.shopName} sent you ${proofs.length} proofs to review.`;
+  const closing = `Open each link to see the proof and approve it or ask for changes. The ` +
+    `links work until ${dayText(links.expiresAt)}; only you should use them.`;
+
   const text: string[] = [greeting, ""];
   if (note) text.push(note, "");
   text.push(intro, "");
-  const html: string[] = [
-    `<!doctype html><html><body style="font-family:sans-serif">`,
-    `<p>${escapeHtml(greeting)}</p>`,
-  ];
-  if (note) html.push(`<p>${escapeHtml(note).replace(/\n/g, "<br>")}</p>`);
-  html.push(`<p>${escapeHtml(intro)}</p>`);
   proofs.forEach((proof, i) => {
-    const heading = `${i + 1}. ${titleOf(proof)}, revision ${proof.revision.number}`;
-    text.push(heading, `   Proof ${proof.id}`);
-    html.push(
-      `<h2>${escapeHtml(heading)}</h2>`,
-      `<p style="color:#555">Proof ${escapeHtml(proof.id)}</p>`,
-    );
-    if (proof.revision.notes) {
-      text.push(`   Notes: ${proof.revision.notes}`);
-      html.push(`<p>${escapeHtml(proof.revision.notes)}</p>`);
-    }
-    if (proof.revision.imageUrls.length > 0) {
-      text.push("   Images:", ...proof.revision.imageUrls.map((u) => `   - ${u}`));
-      html.push(
-        "<ul>",
-        ...proof.revision.imageUrls.map((u) =>
-          `<li><a href="${escapeHtml(u)}">${escapeHtml(u)}</a></li>`
-        ),
-        "</ul>",
-      );
-    }
+    text.push(`${i + 1}. ${titleOf(proof)}, revision ${proof.revision.number}`);
+    if (proof.revision.notes) text.push(`   Notes: ${proof.revision.notes}`);
     if (proof.items.length > 0) {
       text.push(
         "   Items:",
         ...proof.items.map((item) => `   - ${item.description}: ${sizesText(item.sizes)}`),
       );
-      html.push(
-        "<table><tr><th align=left>Item</th><th align=left>Sizes</th></tr>",
-        ...proof.items.map((item) =>
-          `<tr><td>${escapeHtml(item.description)}</td><td>${
-            escapeHtml(sizesText(item.sizes))
-          }</td></tr>`
-        ),
-        "</table>",
-      );
     }
-    text.push("");
+    text.push(`   Review and approve: ${links.urls[i]}`, "");
   });
-  text.push(REPLY_SENTENCE, "");
-  html.push(`<p>${escapeHtml(REPLY_SENTENCE)}</p>`, "</body></html>");
-  return { subject: subjectFor(proofs), text: text.join("\n"), html: html.join("\n") };
+  text.push(closing, "");
+
+  const sections: Html[] = proofs.map((proof, i) =>
+    html`<h2>${i + 1}. ${titleOf(proof)}, revision ${proof.revision.number}</h2>
+${proof.revision.notes ? html`<p>${proof.revision.notes}</p>` : null}
+${
+      proof.items.length > 0
+        ? html`<table><tr><th align=left>Item</th><th align=left>Sizes</th></tr>
+${
+          proof.items.map((item) =>
+            html`
+              <tr>
+                <td>${item.description}</td>
+                <td>${sizesText(item.sizes)}</td>
+              </tr>
+            `
+          )
+        }</table>`
+        : null
+    }
+<p><a href="${
+      links.urls[i]
+    }" style="display:inline-block;padding:10px 16px;background:#1f5fbf;color:#fff;text-decoration:none;border-radius:4px">Review and approve</a></p>`
+  );
+  const body = html`
+    <!doctype html>
+    <html>
+      <body style="font-family:sans-serif">
+    <p>${greeting}</p>
+    ${note
+      ? html`<p>${note.split("\n").map((line, i) => i === 0 ? line : html`<br>${line}`)}</p>`
+      : null}
+    <p>${intro}</p>
+    ${sections}
+    <p>${closing}</p>
+      </body>
+    </html>
+  `;
+  return {
+    subject: subjectFor(proofs, links.shopName),
+    text: text.join("\n"),
+    html: body.toString(),
+  };
 }

@@ -5,17 +5,38 @@ import {
   PLATFORM_MAIL_SCOPE,
 } from "@printshop/shared/contracts/proofs";
 import { ApiError, ok } from "@printshop/shared/http";
-import { INTERNAL_CONTEXT_HEADER, verifyInternalContext } from "@printshop/shared/internal-context";
+import type { InternalContext } from "@printshop/shared/internal-context";
 import type { Handlers } from "@printshop/shared/service-app";
-import { type ServiceEnv, targetOf } from "@printshop/shared/service-defaults";
+import { requireInternalScope, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
-import { type Delivery, listOutbox, sendProofs } from "../store/mail.ts";
+import { type Delivery, type LinkSettings, listOutbox, sendProofs } from "../store/mail.ts";
+import { deriveLinkKey } from "../domain/approval_token.ts";
+
+/**
+ * The links of a send from the signed context: the gateway names the shop and its own public
+ * address on every call (a service cannot know where the gateway is reached from).
+ */
+function linkSettings(key: LinkSettings["key"], auth: InternalContext): LinkSettings {
+  if (!auth.publicUrl || !auth.organizationName) {
+    throw new ApiError(
+      "internal_error",
+      "The gateway did not pass its public URL and the shop's name; approval links need both",
+    );
+  }
+  return {
+    key,
+    publicUrl: auth.publicUrl,
+    shopName: auth.organizationName,
+    showUrls: auth.scopes.includes("proofs.approve"),
+  };
+}
 
 /** `…/send`: proofs by email, through the outbox (the request never waits on the mail server). */
 export function mailRoutes(
-  { sql, config }: ServiceDeps<Config>,
+  { sql, config, contextKey }: ServiceDeps<Config>,
 ): Handlers<typeof mailOperations> {
+  const key = deriveLinkKey(contextKey.secret);
   const delivery: Delivery = config.SMTP_URL ? "queued" : "local";
   const message = (d: Delivery): string =>
     d === "queued"
@@ -27,11 +48,17 @@ export function mailRoutes(
         caller: auth,
         delivery,
         many: false,
+        links: linkSettings(key, auth),
       }),
       message: message(delivery),
     }),
     sendProofs: async ({ body, organizationId, auth }) => ({
-      data: await sendProofs(sql, organizationId, body, { caller: auth, delivery, many: true }),
+      data: await sendProofs(sql, organizationId, body, {
+        caller: auth,
+        delivery,
+        many: true,
+        links: linkSettings(key, auth),
+      }),
       message: message(delivery),
     }),
   };
@@ -45,18 +72,7 @@ export function mailRoutes(
  */
 export function addInternalMailRoute(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>): void {
   app.get(INTERNAL_MAIL_PATH, async (c) => {
-    const result = await verifyInternalContext(
-      deps.contextKey,
-      c.req.method,
-      targetOf(c.req.url),
-      c.req.header(INTERNAL_CONTEXT_HEADER),
-    );
-    if (!result.ok || !result.context.scopes.includes(PLATFORM_MAIL_SCOPE)) {
-      c.get("log").warn("internal context refused", {
-        reason: result.ok ? "scope" : result.reason,
-      });
-      throw new ApiError("unauthenticated", "Request does not carry a valid internal context");
-    }
+    await requireInternalScope(c, deps.contextKey, PLATFORM_MAIL_SCOPE);
     return ok(c, await listOutbox(deps.sql, deps.config.PAGE_SIZE_MAX));
   });
 }

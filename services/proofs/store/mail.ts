@@ -13,8 +13,12 @@ import type {
 import { type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
+import { APPROVAL_LINK_DAYS } from "@printshop/shared/contracts/proofs";
 import { composeMail } from "../domain/mail_message.ts";
+import { linkExpiry } from "../domain/approval_link.ts";
+import { approvalUrl, type LinkKey, linkToken } from "../domain/approval_token.ts";
 import { type Caller, recordProofSent } from "./proofs.ts";
+import { insertApprovalLinks, type NewApprovalLink } from "./approval_links.ts";
 
 /** NOTIFY channel that wakes the mail worker when a message is queued. */
 export const MAIL_CHANNEL = "proofs_mail";
@@ -54,17 +58,32 @@ async function assertProofIds(
   if (problems.length > 0) throw invalid("send", problems);
 }
 
+/** What a send's approval links need: the key they are signed with, and where they point. */
+export interface LinkSettings {
+  key: LinkKey;
+  /** The gateway's public base URL. */
+  publicUrl: string;
+  /** The shop's name, as the page shows it. */
+  shopName: string;
+  /**
+   * Whether the answer shows the links' URLs: a link decides the proof, so only a caller who
+   * may approve (`proofs.approve`) sees them; the customer gets them by email either way.
+   */
+  showUrls: boolean;
+}
+
 /**
  * Sends proofs in one message: for each proof a `sent` entry (which moves a draft to `sent`;
- * a decided proof is 409) and `proof.sent`, and the message in the outbox, all in one
- * transaction. `many` is the several-proofs operation, which names unknown ids as `proofIds.N`
- * (400); the one-proof operation answers 404 for an unknown proof.
+ * a decided proof is 409), `proof.sent` and an approval link, and the message (carrying the
+ * links) in the outbox, all in one transaction. `many` is the several-proofs operation, which
+ * names unknown ids as `proofIds.N` (400); the one-proof operation answers 404 for an unknown
+ * proof.
  */
 export async function sendProofs(
   sql: Sql,
   organizationId: string,
   input: SendProofsBody,
-  options: { caller: Caller; delivery: Delivery; many: boolean },
+  options: { caller: Caller; delivery: Delivery; many: boolean; links: LinkSettings },
 ): Promise<ProofSendResult> {
   if (options.many) await assertProofIds(sql, organizationId, input.proofIds);
   return await sql.begin(async (tx) => {
@@ -94,7 +113,21 @@ export async function sendProofs(
     const proofs: Proof[] = input.proofIds.map((id) => sent.get(id)!.proof);
     // Greeted by name when the message goes to a proof's own recipient.
     const recipientName = proofs.find((p) => p.recipientEmail === to)?.recipientName ?? null;
-    const mail = composeMail(proofs, recipientName, input.message);
+    const expiresAt = linkExpiry(new Date(), APPROVAL_LINK_DAYS);
+    const links: NewApprovalLink[] = proofs.map((proof) => ({
+      id: uuidv7(),
+      proofId: proof.id,
+      revision: proof.revision.number,
+      expiresAt,
+    }));
+    const urls = links.map((link) =>
+      approvalUrl(options.links.publicUrl, linkToken(options.links.key, link.id))
+    );
+    const mail = composeMail(proofs, recipientName, input.message, {
+      shopName: options.links.shopName,
+      urls,
+      expiresAt,
+    });
     const id = uuidv7();
     const local = options.delivery === "local";
     await tx`
@@ -119,6 +152,11 @@ export async function sendProofs(
         revision_id: proof.revision.id,
       })))
     }`;
+    await insertApprovalLinks(tx, organizationId, links, {
+      mailMessageId: id,
+      sentTo: to!,
+      shopName: options.links.shopName,
+    });
     for (const proof of proofs) {
       await writeEvent(tx, {
         organizationId,
@@ -134,6 +172,12 @@ export async function sendProofs(
       subject: mail.subject,
       delivery: options.delivery,
       proofs,
+      links: links.map((link, i) => ({
+        proofId: link.proofId,
+        revision: link.revision,
+        url: options.links.showUrls ? urls[i]! : null,
+        expiresAt: link.expiresAt.toISOString(),
+      })),
     };
   });
 }

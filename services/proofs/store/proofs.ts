@@ -627,7 +627,8 @@ export async function setProofStatus(
 }
 
 /** What the current revision of a proof shows now: its images in order and its items. */
-async function currentShowing(tx: Queryable, proof: Proof): Promise<ShownContent> {
+/** What `proof`'s current revision shows: the content a decision's digest is taken of. */
+export async function currentShowing(tx: Queryable, proof: Proof): Promise<ShownContent> {
   const mocks = await tx<{ images: string[] }[]>`
     SELECT k.images FROM proof_revision_mocks m JOIN mocks k ON k.id = m.mock_id
     WHERE m.revision_id = ${proof.revision.id} ORDER BY m.position`;
@@ -643,7 +644,13 @@ async function currentShowing(tx: Queryable, proof: Proof): Promise<ShownContent
 /** How a decision reached the service, with what each channel knows of who made it. */
 export type DecisionSource =
   | { channel: "api"; caller: Caller }
-  | { channel: "page"; ipAddress: string | null; userAgent: string | null };
+  | {
+    channel: "page";
+    ipAddress: string | null;
+    userAgent: string | null;
+    /** The digest of what the page showed: a decision counts only for that content (409). */
+    digest: string;
+  };
 
 /**
  * Records a customer's decision on the current revision and moves the status (`approved`,
@@ -669,6 +676,13 @@ export async function recordClientDecision(
     const to = moved(input.decision, row.status);
     const before = await proofById(tx, id);
     const shown = await currentShowing(tx, before);
+    const digest = shownDigest(shown);
+    if (source.channel === "page" && source.digest !== digest) {
+      throw conflict(
+        "The proof changed after the page showed it; the decision was not recorded. Review " +
+          "it again",
+      );
+    }
     const caller = source.channel === "api" ? source.caller : null;
     const entryId = uuidv7();
     await tx`
@@ -691,7 +705,7 @@ export async function recordClientDecision(
         signer_email: input.signerEmail ?? null,
         channel: source.channel,
         wording: DECISION_WORDING[input.decision],
-        digest: shownDigest(shown),
+        digest,
         shown: jsonParam(tx, shown),
       })
     }`;
@@ -713,7 +727,8 @@ export async function recordClientDecision(
   });
 }
 
-async function entryById(tx: Queryable, id: string): Promise<ProofHistoryEntry> {
+/** One history entry, as the history shows it. */
+export async function entryById(tx: Queryable, id: string): Promise<ProofHistoryEntry> {
   const [row] = await tx<EntryRow[]>`
     SELECT ${tx.unsafe(ENTRY_COLUMNS)} FROM proof_history h
     JOIN proof_revisions r ON r.id = h.revision_id WHERE h.id = ${id}`;
@@ -721,7 +736,7 @@ async function entryById(tx: Queryable, id: string): Promise<ProofHistoryEntry> 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Extension points for sending and the approval page (no operation of their own yet)
+// Sends and views: steps of the send (store/mail.ts) and the approval page (store/approval.ts)
 
 /**
  * Records that the current revision was sent to `sentTo` and moves a draft to `sent` (a resend
@@ -765,8 +780,9 @@ export async function recordProofSent(
 /**
  * Records that the customer opened revision `revision` (the one their link is bound to) and,
  * when it is the current revision of a sent proof, moves it to `viewed`. A superseded
- * revision's view is recorded in that revision's history and moves nothing. Runs inside the
- * caller's transaction; 404 for a revision the proof does not have.
+ * revision's view is recorded in that revision's history and moves nothing. Writes
+ * `proof.viewed`. Runs inside the caller's transaction; 404 for a revision the proof does not
+ * have.
  */
 export async function recordProofViewed(
   tx: Queryable,
@@ -801,5 +817,7 @@ export async function recordProofViewed(
     cause: "viewed",
     caller: null,
   });
-  return { proof, entry: await entryById(tx, entryId) };
+  const result = { proof, entry: await entryById(tx, entryId) };
+  await writeEvent(tx, { organizationId, type: "proof.viewed", aggregateId: id, payload: result });
+  return result;
 }

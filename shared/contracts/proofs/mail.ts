@@ -10,6 +10,7 @@ import { DateTime, described, Email, setExamples, Text, Uuid } from "../common.t
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { Proof, PROOF_EXAMPLE, ProofHistoryEntry } from "./proofs.ts";
+import { ApprovalLink } from "./approval.ts";
 
 /** Most proofs one message carries. */
 export const PROOFS_PER_MESSAGE_MAX = 50;
@@ -55,6 +56,7 @@ export const ProofSendResult = z.object(described({
   subject: z.string(),
   delivery: z.enum(["queued", "local"]),
   proofs: z.array(Proof),
+  links: z.array(ApprovalLink),
 }, {
   mailMessageId: "The message in the mail outbox",
   to: "Where it goes",
@@ -64,14 +66,22 @@ export const ProofSendResult = z.object(described({
     "`local`: no mail server is configured, so it is kept in the local outbox " +
     "(`GET /admin/mail` on the admin API)",
   proofs: "The proofs it carries, in their new status",
+  links: "Each proof's approval link, as the message carries it (for a customer reached " +
+    "another way too)",
 })).meta({ id: "ProofSendResult", description: "A message accepted for sending" });
 export type ProofSendResult = z.infer<typeof ProofSendResult>;
 const SEND_EXAMPLE: ProofSendResult = {
   mailMessageId: "0193b1a0-94a5-70b6-81c7-d2e3f4a5b6c7",
   to: PROOF_EXAMPLE.recipientEmail,
-  subject: `Proof for your approval: ${PROOF_EXAMPLE.title} (revision 1)`,
+  subject: `Riverside Print Co: proof for your approval: ${PROOF_EXAMPLE.title} (revision 1)`,
   delivery: "queued",
   proofs: [PROOF_EXAMPLE],
+  links: [{
+    proofId: PROOF_EXAMPLE.id,
+    revision: 1,
+    url: "https://api.printshop.example/approve/AZOxoKGydNSe9_1xkk3Gbh3ePSbDmNqJ7x5z3xv4JEg",
+    expiresAt: "2026-12-21T09:00:00.000Z",
+  }],
 };
 setExamples(ProofSendResult, SEND_EXAMPLE);
 

@@ -7,18 +7,21 @@ import { mockEvents, mockOperations } from "./mocks.ts";
 import { proofEvents, proofOperations } from "./proofs.ts";
 import { proofItemLinkEvents, proofItemLinkOperations } from "./item_links.ts";
 import { mailEvents, mailOperations } from "./mail.ts";
+import { approvalEvents, approvalPages } from "./approval.ts";
 
 export * from "./values.ts";
 export * from "./mocks.ts";
 export * from "./proofs.ts";
 export * from "./item_links.ts";
 export * from "./mail.ts";
+export * from "./approval.ts";
 
 export const proofsEvents = {
   ...mockEvents,
   ...proofEvents,
   ...proofItemLinkEvents,
   ...mailEvents,
+  ...approvalEvents,
 };
 
 export const proofsContract = serviceContract("proofs", {
@@ -26,4 +29,4 @@ export const proofsContract = serviceContract("proofs", {
   ...proofOperations,
   ...proofItemLinkOperations,
   ...mailOperations,
-});
+}, approvalPages);

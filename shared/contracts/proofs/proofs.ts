@@ -28,12 +28,14 @@ import {
 import {
   ClientDecision,
   DECISION_CHANNELS,
+  DECISION_COMMENT_MAX,
   DECISION_WORDING,
   ImageList,
   IMAGES_MAX,
   PROOF_ENTRY_KINDS,
   PROOF_ITEMS_MAX,
   ProofStatus,
+  SIGNER_NAME_MAX,
   SizeQuantities,
   STATUS_CAUSES,
 } from "./values.ts";
@@ -222,8 +224,8 @@ export type SetProofStatusBody = z.infer<typeof SetProofStatusBody>;
 
 export const ClientDecisionBody = z.strictObject(described({
   decision: ClientDecision,
-  comment: Text(10_000).optional(),
-  signerName: Text(200),
+  comment: Text(DECISION_COMMENT_MAX).optional(),
+  signerName: Text(SIGNER_NAME_MAX),
   signerEmail: Email.optional(),
   revision: z.int("Must be a whole number").min(1, "Must be at least 1").max(1_000_000)
     .optional(),

@@ -41,6 +41,10 @@ export const DECISION_WORDING: Readonly<Record<ClientDecision, string>> = {
     "comment and understand that a new revision will be sent for approval.",
 };
 
+/** The longest signer's name and decision comment (the API's body and the page's form). */
+export const SIGNER_NAME_MAX = 200;
+export const DECISION_COMMENT_MAX = 10_000;
+
 /** How a decision reached the service: over the API on the customer's behalf, or the page. */
 export const DECISION_CHANNELS = ["api", "page"] as const;
 export type DecisionChannel = typeof DECISION_CHANNELS[number];

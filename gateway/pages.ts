@@ -1,0 +1,193 @@
+/**
+ * Public pages (the proof approval page): declared by their services' contracts, served here
+ * with no credential and forwarded to the owning service's internal path with a signed context
+ * that names the visitor (address as the edge saw it, browser) and the gateway's public address.
+ *
+ * What the gateway itself guards, before the service sees anything: a rate per visitor address
+ * (a page has no credential to count by), a small body limit, a form post whose Origin is
+ * another site (cross-site form posts), and every error as a short HTML page, since a person
+ * reads it in a browser.
+ */
+import type { Context, Hono } from "hono";
+import { SERVICE_CONTRACTS } from "@printshop/shared/contracts/platform";
+import type { PageSpec } from "@printshop/shared/contracts";
+import { type Html, html } from "@printshop/shared/html";
+import {
+  type ContextKey,
+  INTERNAL_CONTEXT_HEADER,
+  PLATFORM_ORGANIZATION_ID,
+  signInternalContext,
+} from "@printshop/shared/internal-context";
+import { ApiError } from "@printshop/shared/http";
+import { type ServiceName, toHonoPath } from "@printshop/shared/routes";
+import type { RateLimiter } from "./rate_limiter.ts";
+import { readLimitedBody } from "./body.ts";
+
+/** A page and the service that renders it. */
+interface PublicPage extends PageSpec {
+  name: string;
+  service: ServiceName;
+}
+
+export const PUBLIC_PAGES: readonly PublicPage[] = SERVICE_CONTRACTS.flatMap((contract) =>
+  Object.entries(contract.pages).map(([name, page]) => ({
+    ...page,
+    name,
+    service: contract.service,
+  }))
+);
+
+/** Request headers a page's service sees: what a form post and its checks need. */
+const FORWARDED_REQUEST_HEADERS = ["content-type", "cookie", "sec-fetch-site", "accept-language"];
+/** What the service's answer may set in the visitor's browser. */
+const FORWARDED_RESPONSE_HEADERS = [
+  "content-type",
+  "content-security-policy",
+  "referrer-policy",
+  "x-content-type-options",
+  "x-frame-options",
+  "cache-control",
+  "location",
+  "set-cookie",
+];
+
+/** The gateway's own page answers: as strict as the service's, no style beyond the defaults. */
+const ERROR_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store",
+};
+
+function errorPage(
+  status: number,
+  title: string,
+  text: string,
+  extra: Record<string, string> = {},
+): Response {
+  const body: Html = html`
+    <!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>${title}</title>
+      </head>
+      <body>
+        <h1>${title}</h1>
+        <p>${text}</p>
+      </body>
+    </html>
+  `;
+  return new Response(body.toString(), { status, headers: { ...ERROR_PAGE_HEADERS, ...extra } });
+}
+
+export interface PageDeps {
+  urls: Record<ServiceName, string>;
+  contextKey: ContextKey;
+  rateLimiter: RateLimiter;
+  timeoutMs: number;
+  /** Where customers reach the gateway. */
+  publicUrl: () => string;
+  /** The visitor's address, as the edge saw it. */
+  clientAddress: (c: Context) => string | null;
+  fetch?: typeof fetch;
+}
+
+/** Registers every declared page on the gateway's app. */
+export function addPublicPages(app: Hono, deps: PageDeps): void {
+  for (const page of PUBLIC_PAGES) {
+    app.on([...page.methods], toHonoPath(page.path), async (c) => {
+      try {
+        return await forward(c, page, deps);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "payload_too_large") {
+          return errorPage(413, "That was too much", "The form was larger than this page takes.");
+        }
+        throw error;
+      }
+    });
+  }
+}
+
+async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Response> {
+  const address = deps.clientAddress(c);
+  const bucket = await deps.rateLimiter.take(`page:${page.name}:${address ?? "unknown"}`, {
+    requestsPerMinute: page.requestsPerMinute,
+  });
+  if (!bucket.admitted) {
+    return errorPage(
+      429,
+      "Too many requests",
+      "This page was asked for too often from your network. Wait a minute and try again.",
+      { "retry-after": "60" },
+    );
+  }
+  if (c.req.method === "POST") {
+    // A browser names the page a form was posted from; another site's form is refused here.
+    const origin = c.req.header("origin");
+    const host = c.req.header("host");
+    if (origin !== undefined && (origin === "null" || new URL(origin).host !== host)) {
+      return errorPage(
+        403,
+        "This form came from another site",
+        "Open the link from your email and decide on that page.",
+      );
+    }
+  }
+  const body = await readLimitedBody(c.req.raw, page.maxBodyBytes);
+  const token = c.req.param("token") ?? "";
+  const target = page.internalPath.replace("{token}", encodeURIComponent(token));
+  const headers = new Headers();
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = c.req.header(name);
+    if (value !== undefined) headers.set(name, value);
+  }
+  const requestId = c.get("requestId") as string;
+  headers.set("x-request-id", requestId);
+  headers.set(
+    INTERNAL_CONTEXT_HEADER,
+    await signInternalContext(deps.contextKey, c.req.method, target, {
+      organizationId: PLATFORM_ORGANIZATION_ID,
+      credentialKind: "tenant_key",
+      credentialId: `page:${page.name}`,
+      scopes: [page.internalScope],
+      requestId,
+      issuedAt: Date.now(),
+      publicUrl: deps.publicUrl(),
+      client: { address, userAgent: c.req.header("user-agent")?.slice(0, 500) ?? null },
+    }),
+  );
+  let upstream: Response;
+  try {
+    upstream = await (deps.fetch ?? fetch)(`${deps.urls[page.service]}${target}`, {
+      method: c.req.method,
+      headers,
+      body: body && body.byteLength > 0 ? body : undefined,
+      redirect: "manual",
+      signal: AbortSignal.timeout(deps.timeoutMs),
+    });
+  } catch {
+    return errorPage(
+      503,
+      "This page is not available right now",
+      "Please try again in a few minutes.",
+      { "retry-after": "30" },
+    );
+  }
+  if (upstream.status >= 500) {
+    await upstream.body?.cancel();
+    return errorPage(
+      502,
+      "Something went wrong",
+      `Nothing was recorded. Please try again in a few minutes (reference ${requestId}).`,
+    );
+  }
+  const responseHeaders = new Headers();
+  for (const name of FORWARDED_RESPONSE_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value !== null) responseHeaders.set(name, value);
+  }
+  return new Response(upstream.body, { status: upstream.status, headers: responseHeaders });
+}

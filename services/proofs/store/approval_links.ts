@@ -1,0 +1,174 @@
+/**
+ * Approval links and the approval page's reads and writes. A send writes one link per proof
+ * (`insertApprovalLinks`, in the send's transaction); the page opens a link (`openApprovalLink`:
+ * what it shows, and a view recorded on its first opening) and decides through it
+ * (`decideThroughLink`: the decision exactly as the API records it, with the page's evidence).
+ */
+import type { Queryable, Sql } from "@printshop/shared/db";
+import type { ClientDecisionBody } from "@printshop/shared/contracts/proofs";
+import { shownDigest } from "../domain/evidence.ts";
+import { type ApprovalPageData, type LinkState, linkState } from "../domain/approval_link.ts";
+import {
+  currentShowing,
+  entryById,
+  proofById,
+  recordClientDecision,
+  recordProofViewed,
+} from "./proofs.ts";
+
+/** A link as a send writes it. */
+export interface NewApprovalLink {
+  id: string;
+  proofId: string;
+  revision: number;
+  expiresAt: Date;
+}
+
+/** Writes the links a send's message carries (in the send's transaction, after its message). */
+export async function insertApprovalLinks(
+  tx: Queryable,
+  organizationId: string,
+  links: readonly NewApprovalLink[],
+  send: { mailMessageId: string; sentTo: string; shopName: string },
+): Promise<void> {
+  await tx`
+    INSERT INTO approval_links ${
+    tx(links.map((link) => ({
+      id: link.id,
+      organization_id: organizationId,
+      proof_id: link.proofId,
+      revision: link.revision,
+      mail_message_id: send.mailMessageId,
+      sent_to: send.sentTo,
+      shop_name: send.shopName,
+      expires_at: link.expiresAt,
+    })))
+  }`;
+}
+
+interface LinkRow {
+  id: string;
+  organization_id: string;
+  proof_id: string;
+  revision: number;
+  sent_to: string;
+  shop_name: string;
+  expires_at: Date;
+  first_viewed_at: Date | null;
+}
+
+/** The visitor as the gateway's edge saw them: what a view and a decision keep as evidence. */
+export interface Visitor {
+  address: string | null;
+  userAgent: string | null;
+}
+
+/** A link's page: its content, or why there is none (and the shop's name to say it with). */
+export type ApprovalPage =
+  | { state: "open"; page: ApprovalPageData }
+  | { state: Exclude<LinkState, "open">; shopName: string | null };
+
+async function linkById(tx: Queryable, id: string, lock: boolean): Promise<LinkRow | null> {
+  const [row] = lock
+    ? await tx<LinkRow[]>`
+      SELECT id, organization_id, proof_id, revision, sent_to, shop_name, expires_at,
+        first_viewed_at
+      FROM approval_links WHERE id = ${id} FOR UPDATE`
+    : await tx<LinkRow[]>`
+      SELECT id, organization_id, proof_id, revision, sent_to, shop_name, expires_at,
+        first_viewed_at
+      FROM approval_links WHERE id = ${id}`;
+  return row ?? null;
+}
+
+/** The proof's current revision number, or null when the proof was deleted. */
+async function currentRevision(tx: Queryable, link: LinkRow): Promise<number | null> {
+  const [row] = await tx<{ current_revision: number }[]>`
+    SELECT current_revision FROM proofs
+    WHERE id = ${link.proof_id} AND organization_id = ${link.organization_id}`;
+  return row?.current_revision ?? null;
+}
+
+async function pageData(tx: Queryable, link: LinkRow): Promise<ApprovalPageData> {
+  const proof = await proofById(tx, link.proof_id);
+  const shown = await currentShowing(tx, proof);
+  const [decision] = await tx<{ id: string }[]>`
+    SELECT id FROM proof_history
+    WHERE revision_id = ${proof.revision.id} AND kind = 'decision'
+    ORDER BY occurred_at DESC, id DESC LIMIT 1`;
+  return {
+    shopName: link.shop_name,
+    sentTo: link.sent_to,
+    expiresAt: link.expires_at,
+    proof,
+    shown,
+    digest: shownDigest(shown),
+    decision: decision ? await entryById(tx, decision.id) : null,
+  };
+}
+
+/**
+ * Opens a link: null for an unknown id; otherwise its state and, while it can be shown, what it
+ * shows. The first opening of a link that can be shown records a view (`proof.viewed`, and the
+ * move to `viewed`); later openings record nothing.
+ */
+export async function openApprovalLink(
+  sql: Sql,
+  linkId: string,
+  visitor: Visitor,
+  now: Date = new Date(),
+): Promise<ApprovalPage | null> {
+  return await sql.begin(async (tx) => {
+    const link = await linkById(tx, linkId, true);
+    if (!link) return null;
+    const state = linkState(link, await currentRevision(tx, link), now);
+    if (state !== "open") return { state, shopName: link.shop_name };
+    if (link.first_viewed_at === null) {
+      await tx`UPDATE approval_links SET first_viewed_at = ${now} WHERE id = ${link.id}`;
+      await recordProofViewed(tx, link.organization_id, link.proof_id, {
+        revision: link.revision,
+        ipAddress: visitor.address,
+        userAgent: visitor.userAgent,
+      });
+    }
+    return { state, page: await pageData(tx, link) };
+  });
+}
+
+/** What the customer posted: the decision fields of the API's body, and what the page showed. */
+export type PageDecision = Pick<ClientDecisionBody, "decision" | "comment" | "signerName"> & {
+  digest: string;
+};
+
+/**
+ * Records the customer's decision through a link, exactly as `client-decision` does, with the
+ * link's revision and recipient, the visitor, and the digest the page showed (a proof that
+ * changed since is 409, as is one decided already). A link that can no longer be decided on
+ * answers its state instead.
+ */
+export async function decideThroughLink(
+  sql: Sql,
+  linkId: string,
+  decision: PageDecision,
+  visitor: Visitor,
+  now: Date = new Date(),
+): Promise<{ state: Exclude<LinkState, "open">; shopName: string | null } | { state: "decided" }> {
+  const link = await linkById(sql, linkId, false);
+  if (!link) return { state: "unknown", shopName: null };
+  const state = linkState(link, await currentRevision(sql, link), now);
+  if (state !== "open") return { state, shopName: link.shop_name };
+  // Superseded or decided meanwhile, or changed since it was shown: a 409 the page explains.
+  await recordClientDecision(sql, link.organization_id, link.proof_id, {
+    decision: decision.decision,
+    comment: decision.comment,
+    signerName: decision.signerName,
+    signerEmail: link.sent_to,
+    revision: link.revision,
+  }, {
+    channel: "page",
+    ipAddress: visitor.address,
+    userAgent: visitor.userAgent,
+    digest: decision.digest,
+  });
+  return { state: "decided" };
+}
