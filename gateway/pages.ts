@@ -83,6 +83,15 @@ function errorPage(
   return new Response(body.toString(), { status, headers: { ...ERROR_PAGE_HEADERS, ...extra } });
 }
 
+/** Whether an Origin header names `host` (an opaque origin, "null", never does). */
+function sameHost(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
 export interface PageDeps {
   urls: Record<ServiceName, string>;
   contextKey: ContextKey;
@@ -126,9 +135,9 @@ async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Re
   }
   if (c.req.method === "POST") {
     // A browser names the page a form was posted from; another site's form is refused here.
+    // The request's own URL is built from its Host header, as the browser addressed it.
     const origin = c.req.header("origin");
-    const host = c.req.header("host");
-    if (origin !== undefined && (origin === "null" || new URL(origin).host !== host)) {
+    if (origin !== undefined && !sameHost(origin, new URL(c.req.url).host)) {
       return errorPage(
         403,
         "This form came from another site",

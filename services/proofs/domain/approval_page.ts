@@ -13,7 +13,7 @@ import {
   type ProofHistoryEntry,
   SIGNER_NAME_MAX,
 } from "@printshop/shared/contracts/proofs";
-import { type Html, html } from "@printshop/shared/html";
+import { type Html, html, trusted } from "@printshop/shared/html";
 import type { ApprovalPageData, LinkState } from "./approval_link.ts";
 
 const STYLE = `
@@ -48,8 +48,10 @@ const STYLE_HASH = createHash("sha256").update(STYLE).digest("base64");
 /**
  * The page's response headers. No script at all; images from https hosts only (the shop's
  * artwork lives on its own file hosts); the form posts back to this origin only; no framing
- * (clickjacking a decision); no referrer (the link's token is in the URL, and must not travel
- * to an image host); never cached (a decision changes what the page says).
+ * (clickjacking a decision); a referrer for this origin only (the link's token is in the URL
+ * and must not travel to an image host; `no-referrer` would also make the browser send
+ * `Origin: null` with the form, which the gateway's cross-site check must refuse); never cached
+ * (a decision changes what the page says).
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/html; charset=utf-8",
@@ -61,7 +63,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join("; "),
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "cache-control": "no-store",
@@ -76,7 +78,7 @@ function layout(title: string, shopName: string | null, body: Html): string {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="robots" content="noindex">
         <title>${title}</title>
-        <style>${STYLE}</style>
+        <style>${trusted(STYLE)}</style>
       </head>
       <body>
         <main>
