@@ -8,7 +8,9 @@
  * Load: 16 connections in a closed loop each (one request, wait for its answer, the next), for
  * BENCH_DURATION_S per target after a 1 s warm-up, every request timed with performance.now().
  * Not autocannon: it records latencies in whole milliseconds, and the proxy floor and the
- * gateway-served reads answer in well under one, so their p50 and p99 would read 0 or 1. One
+ * gateway-served reads answer in about one, so their p50 and p99 would read 0, 1 or 2. Nor is
+ * throughput lost: side by side on the proxy floor here, autocannon (16 connections) made
+ * 5,300–8,400 req/s and this loop 6,400–6,700, within the machine's noise. One
  * generator for every target, floors and product alike, so its own cost (it shares the 2 cores)
  * weighs on both sides of each ratio; its CPU is reported beside each run.
  *
@@ -31,7 +33,11 @@
  * and after this part's loads (goals ≤ 80 MB and ≤ 120 MB); CPU (utime + stime) of the idle
  * stack over BENCH_IDLE_S seconds (60 unless set), its PostgreSQL backends included, goal ≤ 1 %
  * of one core. CPU of every process (stack, floors, PostgreSQL by application, the load
- * generator) is also taken around each load.
+ * generator) is also taken around each load. The pids come from the launcher
+ * (`RunningStack.processes[].child.pid`: it runs `deno run` itself, so that is the service's own
+ * process); the PostgreSQL processes are the postmaster's children, named by pg_stat_activity.
+ * The idle figures are the freshly booted stack's: taken first when run alone, and by
+ * scripts/bench.ts before its first part.
  *
  * Diagnostics, after the timed runs and outside them: statements per request of each product
  * request by application (PostgreSQL's statement log, switched on for the sample only), and
@@ -996,7 +1002,8 @@ export async function footprintAfterAllParts(bench: BenchStack): Promise<Footpri
 const num = (n: number, digits: number, width: number): string =>
   (Number.isFinite(n) ? n.toFixed(digits) : "–").padStart(width);
 
-export function formatFootprint(report: RatiosReport): string {
+/** The footprint table; `withIdleCpu: false` leaves out the idle CPU lines (printed already). */
+export function formatFootprint(report: RatiosReport, withIdleCpu = true): string {
   const { idle, afterThisPart, afterAllParts } = report.footprint;
   const mb = (fp: Footprint | undefined, name: string): string => {
     const v = fp?.rssMb[name];
@@ -1015,6 +1022,7 @@ export function formatFootprint(report: RatiosReport): string {
         (afterAllParts ? `   ${mb(afterAllParts, name)}` : ""),
     );
   }
+  if (!withIdleCpu) return lines.join("\n");
   const top = Object.entries(cpu.byProcess).filter(([, s]) => s > 0)
     .sort((a, b) => b[1] - a[1]).slice(0, 8)
     .map(([name, s]) => `${name} ${(s / cpu.seconds * 100).toFixed(2)} %`).join(", ");
