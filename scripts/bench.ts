@@ -12,6 +12,16 @@
  * Prints a table and writes the figures to bench-results/gateway.json. Nothing is asserted:
  * the goals (gateway p50 overhead ≤ 1 ms, throughput ≥ 60 % of direct) are reported.
  *
+ * Then, on the same stack, the ratios part (scripts/bench_ratios.ts, issue 15): floors started
+ * in the same run on the same PostgreSQL (scripts/bench_floors.ts: a naive proxy in front of a
+ * bare JSON handler, a one-transaction write, a 20-rows-and-count read, a single-row read) and
+ * the product beside each (`POST /v1/quotes`, `GET /v1/quotes?limit=20`, `GET /v1/quotes/{id}`,
+ * `GET /v1/me`, `GET /v1/reference/limits`), 16 connections each, printed as ratios with the
+ * issue's goals; and the footprint: RSS of each process idle (taken right after boot, before any
+ * part loads the stack, with the idle CPU over `BENCH_IDLE_S`, 60 s unless set), after that part
+ * and after the last part on this stack. Figures in bench-results/ratios.json; run it alone with
+ * `deno run -A scripts/bench_ratios.ts`.
+ *
  * Then, on the same stack, the quotes-at-scale part (scripts/bench_quotes.ts): a second
  * organisation seeded with 10,000 full quotes by SQL, the 200-quote list page and a re-banding
  * variant PATCH through the gateway; a second table, figures in bench-results/quotes.json.
@@ -44,6 +54,14 @@ import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
 import { formatCatalogueReport, runCatalogueBench } from "./bench_catalogue.ts";
 import { CRM_BENCH_PROCESS_ENV, formatCrmReport, runCrmBench } from "./bench_crm.ts";
 import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
+import {
+  footprintAfterAllParts,
+  formatFootprint,
+  formatRatiosReport,
+  measureIdle,
+  runRatiosBench,
+  writeRatiosReport,
+} from "./bench_ratios.ts";
 import {
   importContextKey,
   INTERNAL_CONTEXT_HEADER,
@@ -96,6 +114,8 @@ const bench = await startBenchStack(undefined, { processEnv: CRM_BENCH_PROCESS_E
 const { pg, stack, internalSecret, adminToken } = bench;
 
 try {
+  // The idle footprint of the ratios part is the freshly booted stack's, before any load.
+  const idle = await measureIdle(bench);
   const adminCall = async (
     path: string,
     body: unknown,
@@ -226,6 +246,11 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   await Deno.writeTextFile("bench-results/gateway.json", JSON.stringify(report, null, 2) + "\n");
   console.log("Figures written to bench-results/gateway.json");
 
+  // Issue 15's ratios, on the same stack: floors in this run, the product beside each.
+  const ratiosReport = await runRatiosBench(bench, { durationS: DURATION_S, idle });
+  await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
+  console.log(formatRatiosReport(ratiosReport, "bench-results/ratios.json"));
+
   // Quotes at scale, on the same stack: a new organisation seeded with 10,000 full quotes.
   const quotesReport = await runQuotesBench({
     gatewayUrl: stack.gatewayUrl,
@@ -263,6 +288,11 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   });
   await Deno.writeTextFile("bench-results/crm.json", JSON.stringify(crmReport, null, 2) + "\n");
   console.log(formatCrmReport(crmReport, "bench-results/crm.json"));
+
+  // The footprint after every part that ran on this stack, beside the ratios part's figures.
+  ratiosReport.footprint.afterAllParts = await footprintAfterAllParts(bench);
+  await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
+  console.log(`\n${formatFootprint(ratiosReport, false)}`);
 
   // Events → webhook deliveries, on stacks of their own: this one stops so it leaves the cores.
   await stack.stop();
