@@ -170,11 +170,13 @@ Deno.test("sendProofs: several proofs in one message; another organisation's pro
 });
 
 Deno.test("mail worker: a refusing server is retried, each failure in the history; the request does not wait", async () => {
+  let refusals = 0;
   await using smtp = await smtpServer({
     onAuth(auth, _session, callback) {
       callback(null, { user: auth.username });
     },
     onRcptTo(_address, _session, callback) {
+      refusals++;
       const error = new Error("Mailbox unavailable") as Error & { responseCode: number };
       error.responseCode = 550;
       callback(error);
@@ -197,7 +199,9 @@ Deno.test("mail worker: a refusing server is retried, each failure in the histor
       const [row] = await h.sql<{ status: string }[]>`SELECT status FROM mail_messages`;
       return row?.status === "failed";
     }, 10_000);
-    assert(smtp.connections() >= 3, `connections: ${smtp.connections()}`);
+    // Each attempt reached the server (over one pooled connection or several).
+    assertEquals(refusals, 3);
+    assert(smtp.connections() >= 1);
     const [row] = await h.sql<{ attempts: number; last_error: string }[]>`
       SELECT attempts, last_error FROM mail_messages`;
     assertEquals(row!.attempts, 3);

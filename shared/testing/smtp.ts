@@ -28,6 +28,8 @@ export async function smtpServer(options: Partial<SMTPServerOptions> = {}): Prom
     authOptional: true,
     // Plain loopback: no self-signed STARTTLS for the client to distrust.
     disabledCommands: ["STARTTLS"],
+    // A reverse DNS lookup per connection would be timed as the product's (it has no DNS here).
+    disableReverseLookup: true,
     logger: false,
     onConnect(_session, callback) {
       connections++;
