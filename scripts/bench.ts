@@ -39,6 +39,11 @@
  * affected, one outbox event each), beside a bare UPDATE and a bare UPDATE + outbox INSERT; a
  * table, figures in bench-results/crm.json. Run it alone with `deno run -A scripts/bench_crm.ts`.
  *
+ * Then the proofs part (scripts/bench_proofs.ts), on the same stack, whose proofs process sends
+ * through a real SMTP server in this process: 200 sends timed from the request to the message
+ * accepted by that server (p50, p99), and the approval page's render beside the proof's JSON;
+ * figures in bench-results/proofs.json. Run it alone with `deno run -A scripts/bench_proofs.ts`.
+ *
  * Last, the events part (scripts/bench_events.ts), after this stack is stopped: change → signed
  * webhook delivery, for the embedded transport and then Kafka on Mokapi (a test broker, not
  * Kafka), each on a stack of its own and a fresh database on the same cluster. Latency at a
@@ -54,6 +59,12 @@ import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
 import { formatCatalogueReport, runCatalogueBench } from "./bench_catalogue.ts";
 import { CRM_BENCH_PROCESS_ENV, formatCrmReport, runCrmBench } from "./bench_crm.ts";
 import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
+import {
+  formatProofsReport,
+  proofsBenchProcessEnv,
+  runProofsBench,
+  startBenchSmtp,
+} from "./bench_proofs.ts";
 import {
   footprintAfterAllParts,
   formatFootprint,
@@ -109,8 +120,12 @@ async function latency(
   return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-// Only the CRM process gets its larger BULK_MAX_ROWS: the other parts measure as before.
-const bench = await startBenchStack(undefined, { processEnv: CRM_BENCH_PROCESS_ENV });
+// Only the CRM process gets its larger BULK_MAX_ROWS: the other parts measure as before. The
+// proofs process sends its mail to a real SMTP server in this process.
+const smtp = await startBenchSmtp();
+const bench = await startBenchStack(undefined, {
+  processEnv: { ...CRM_BENCH_PROCESS_ENV, ...proofsBenchProcessEnv(smtp.port) },
+});
 const { pg, stack, internalSecret, adminToken } = bench;
 
 try {
@@ -289,6 +304,19 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   await Deno.writeTextFile("bench-results/crm.json", JSON.stringify(crmReport, null, 2) + "\n");
   console.log(formatCrmReport(crmReport, "bench-results/crm.json"));
 
+  // Proofs, on the same stack: send → accepted by the SMTP server, and the approval page.
+  const proofsReport = await runProofsBench({
+    gatewayUrl: stack.gatewayUrl,
+    adminUrl: stack.adminUrl,
+    adminToken,
+    smtp,
+  });
+  await Deno.writeTextFile(
+    "bench-results/proofs.json",
+    JSON.stringify(proofsReport, null, 2) + "\n",
+  );
+  console.log(formatProofsReport(proofsReport, "bench-results/proofs.json"));
+
   // The footprint after every part that ran on this stack, beside the ratios part's figures.
   ratiosReport.footprint.afterAllParts = await footprintAfterAllParts(bench);
   await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
@@ -302,4 +330,5 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
 } finally {
   // With the seeded quotes it holds hundreds of MB; stopping removes it.
   await bench.stop();
+  await smtp.close();
 }

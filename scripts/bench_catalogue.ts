@@ -26,7 +26,7 @@
  */
 import { connect, type Sql } from "@printshop/shared/db";
 import { uuidv7 } from "@printshop/shared/ids";
-import type { LatencyFigures } from "./bench_quotes.ts";
+import { type LatencyFigures, latencyFigures, median, percentile } from "./bench_stats.ts";
 import { api, BENCH_DURATION_S, benchOrganization, startBenchStack } from "./bench_stack.ts";
 
 /** `BENCH_CATALOGUE_ITEMS` seeds fewer (or more) catalogue items, e.g. for a quick try. */
@@ -130,20 +130,7 @@ export interface CatalogueReport {
   };
 }
 
-const percentile = (sorted: number[], q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-function figures(samples: number[]): LatencyFigures {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted[sorted.length - 1]!,
-  };
-}
-
-const median = (samples: number[]): number => percentile([...samples].sort((a, b) => a - b), 0.5);
+const figures = latencyFigures;
 
 interface Row {
   color: string;

@@ -27,7 +27,7 @@
  * call are reported too (untimed).
  */
 import { connect, type Queryable, type Sql } from "@printshop/shared/db";
-import type { LatencyFigures } from "./bench_quotes.ts";
+import { type LatencyFigures, latencyFigures, median } from "./bench_stats.ts";
 import { api, benchOrganization, startBenchStack } from "./bench_stack.ts";
 
 export const CUSTOMERS_SEEDED = 10_000;
@@ -81,20 +81,7 @@ export interface CrmReport {
   note: string;
 }
 
-const percentile = (sorted: number[], q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-function figures(samples: number[]): LatencyFigures {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted[sorted.length - 1]!,
-  };
-}
-
-const median = (samples: number[]): number => percentile([...samples].sort((a, b) => a - b), 0.5);
+const figures = latencyFigures;
 
 /** Seeds the customers in one statement, all silver. Returns the seconds it took. */
 async function seedCustomers(sql: Sql, organizationId: string): Promise<number> {

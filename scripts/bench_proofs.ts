@@ -18,7 +18,7 @@
  */
 import { smtpServer } from "@printshop/shared/testing/smtp";
 import { approvalPages } from "@printshop/shared/contracts/proofs";
-import type { LatencyFigures } from "./bench_quotes.ts";
+import { type LatencyFigures, latencyFigures } from "./bench_stats.ts";
 import { api, benchOrganization, startBenchStack } from "./bench_stack.ts";
 
 export const SENDS = Number(Deno.env.get("BENCH_PROOF_SENDS") ?? 200);
@@ -43,18 +43,7 @@ export interface ProofsReport {
   proofJson: LatencyFigures & { bytes: number };
 }
 
-const percentile = (sorted: readonly number[], q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-function figures(samples: number[]): LatencyFigures {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted.at(-1)!,
-  };
-}
+const figures = latencyFigures;
 
 /** A smtp-server whose every accepted message resolves the next waiter, with its time. */
 export async function startBenchSmtp(): Promise<{

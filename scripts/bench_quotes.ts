@@ -28,6 +28,7 @@ import { Decimal } from "decimal.js";
 import { connect, type Sql } from "@printshop/shared/db";
 import type { MarkupGroup } from "../services/quotes/domain/markup.ts";
 import { api, benchOrganization } from "./bench_stack.ts";
+import { type LatencyFigures, latencyFigures, percentile } from "./bench_stats.ts";
 import {
   decorationTotals,
   type GroupInput,
@@ -81,13 +82,6 @@ export interface QuotesBenchOptions {
   durationS: number;
 }
 
-export interface LatencyFigures {
-  samples: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
-
 export interface QuotesReport {
   date: string;
   machine: { cpus: number; deno: string };
@@ -132,18 +126,7 @@ export interface QuotesReport {
   };
 }
 
-const percentile = (sorted: number[], q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-function figures(samples: number[]): LatencyFigures {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    samples: sorted.length,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    maxMs: sorted[sorted.length - 1]!,
-  };
-}
+const figures = latencyFigures;
 
 function bandFor(quantity: number): number {
   let pct: number = GARMENT_BANDS[0].markupValue;

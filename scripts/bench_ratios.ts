@@ -46,6 +46,7 @@
  * Figures go to bench-results/ratios.json. Nothing is asserted: a goal not met is printed as
  * such and the run goes on.
  */
+import { percentile } from "./bench_stats.ts";
 import { dirname, join } from "node:path";
 import { connect, type Sql } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
@@ -81,12 +82,7 @@ const RESULTS = "bench-results/ratios.json";
 
 // ---------------------------------------------------------------- pure helpers (tested)
 
-/** Nearest-rank percentile of an ascending list: the smallest value ≥ q of the samples. */
-export function percentile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil(q * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
-}
+export { percentile };
 
 export interface LoadFigures {
   connections: number;
