@@ -99,15 +99,22 @@ Deno.test("a customer approves a proof from the link in their email, in Chromium
   assert(scrollWidth <= PHONE.width, `no sideways scrolling (${scrollWidth}px)`);
   // The style sheet applies (the policy allows it by its hash): the approve button is green.
   const colour = await page.evaluate<string>(
-    "getComputedStyle(document.querySelector('button[value=approve]')).backgroundColor",
+    "getComputedStyle(document.querySelector('button[type=submit]')).backgroundColor",
   );
   assertEquals(colour, "rgb(26, 127, 55)");
   const shot = join(await artefactDir(), "proof-approval-390.png");
   await page.screenshot({ path: shot, fullPage: true });
   assert((await Deno.stat(shot)).size > 0, "screenshot kept");
 
+  // Enter in the name field chooses nothing: the browser asks for a choice, nothing is posted.
   await page.fill("#signerName", "Sam Nguyen");
-  await page.click("button[value=approve]");
+  await page.press("#signerName", "Enter");
+  assertEquals(page.url(), url);
+  const waiting = await send("GET", `/v1/proofs/${proof.id}`);
+  assertEquals(waiting.status, "viewed", "still waiting for a decision");
+
+  await page.check("input[value=approve]");
+  await page.click("button[type=submit]");
   await page.waitForLoadState();
   const done = await page.locator("body").innerText();
   assert(done.includes("Sam Nguyen approved revision 1"), done);
@@ -176,14 +183,17 @@ Deno.test("a customer approves a proof from the link in their email, in Chromium
     const capsUrl = await linkInMail("sam@riversidebakery.com.au", 2);
     await page.goto(capsUrl);
     await page.fill("#signerName", "Sam Nguyen");
-    await page.click("button[value=request_changes]");
+    await page.check("input[value=request_changes]");
+    await page.click("button[type=submit]");
     await page.waitForLoadState();
     // No comment: the form says what is missing and nothing is recorded.
     assert(
-      (await page.locator("body").innerText()).includes("Say what the customer wants changed"),
+      (await page.locator("body").innerText()).includes("Say what you would like changed"),
     );
     await page.fill("#comment", "Make the logo navy");
-    await page.click("button[value=request_changes]");
+    // The choice is kept when the form comes back.
+    assert(await page.isChecked("input[value=request_changes]"));
+    await page.click("button[type=submit]");
     await page.waitForLoadState();
     assert((await page.locator("body").innerText()).includes("requested changes to revision 1"));
     const caps = await send("GET", `/v1/proofs/${second.id}/history`);

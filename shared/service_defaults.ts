@@ -125,18 +125,20 @@ export function requestContext(
   };
 }
 
-/** A path segment shaped like a bearer token: long, opaque, not a UUID (an id is no secret). */
-const TOKEN_SEGMENT = /^[A-Za-z0-9_-]{32,}$/;
-const UUID_SEGMENT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * A run of characters shaped like a bearer token: long and opaque. A UUID has the same alphabet
+ * but is an id, no secret, and stays.
+ */
+const TOKEN_RUN = /[A-Za-z0-9_-]{32,}/g;
+const UUID_RUN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A path as logs and traces show it: a segment that is a token (an approval link's) is a
- * credential, so it is replaced by `[token]`.
+ * A path as logs and traces show it: a token (an approval link's) is a credential, so every
+ * token-shaped run is replaced by `[token]`, wherever it sits in a segment (a mail client that
+ * glued a `.` to the link must not get it logged).
  */
 export function loggablePath(path: string): string {
-  return path.split("/").map((segment) =>
-    TOKEN_SEGMENT.test(segment) && !UUID_SEGMENT.test(segment) ? "[token]" : segment
-  ).join("/");
+  return path.replace(TOKEN_RUN, (run) => UUID_RUN.test(run) ? run : "[token]");
 }
 
 /**

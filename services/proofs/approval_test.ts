@@ -70,7 +70,7 @@ async function visit(
   h: H,
   token: string,
   init: {
-    method?: "GET" | "POST";
+    method?: "GET" | "HEAD" | "POST";
     form?: Record<string, string>;
     cookie?: string;
     headers?: Record<string, string>;
@@ -157,6 +157,12 @@ Deno.test("approval page: shows the shop, images and sizes; first opening alone 
 
   await visit(h, token);
   const entries = (await historyOf(h, org, p.id)).revisions[0]!.entries;
+  // A HEAD before any GET reads nothing and records nothing.
+  const unopened = await proof(h, org);
+  assertEquals((await visit(h, await send(h, org, unopened), { method: "HEAD" })).status, 200);
+  const headHistory = await historyOf(h, org, unopened.id);
+  assertEquals(headHistory.proof.status, "sent");
+  assertEquals(headHistory.revisions[0]!.entries.map((e) => e.kind), ["sent"]);
   assertEquals(entries.map((e) => [e.kind, e.toStatus, e.ipAddress, e.userAgent]), [
     ["sent", "sent", null, null],
     ["viewed", "viewed", VISITOR.address, VISITOR.userAgent],
@@ -242,8 +248,35 @@ Deno.test("approval page: refused posts re-show the form and record nothing", as
       form: { ...form, decision: "request_changes", signerName: "Sam <b>N</b>", comment: "" },
     });
     assertEquals(noComment.status, 400);
-    assert(noComment.html.includes("Say what the customer wants changed"), noComment.html);
+    assert(noComment.html.includes("Say what you would like changed"), noComment.html);
     assert(noComment.html.includes("Sam &lt;b&gt;N&lt;/b&gt;"), "the name typed is kept, escaped");
+  });
+
+  await t.step("a NUL in the name or comment: 400, nothing kept", async () => {
+    for (const field of ["signerName", "comment"]) {
+      const nul = await visit(h, token, {
+        method: "POST",
+        cookie,
+        form: {
+          ...form,
+          decision: "request_changes",
+          signerName: "Sam",
+          comment: "x",
+          [field]: "a\u0000b",
+        },
+      });
+      assertEquals(nul.status, 400);
+      assert(nul.html.includes("Must not contain NUL characters"), nul.html);
+    }
+  });
+
+  await t.step("a form sent as anything but urlencoded: 403", async () => {
+    const page = await visit(h, token, {
+      method: "POST",
+      cookie,
+      headers: { "content-type": "application/x-www-form-urlencodedXYZ" },
+    });
+    assertEquals(page.status, 403);
   });
 
   await t.step("without the cookie, another cookie, or from another site: 403", async () => {
@@ -335,18 +368,33 @@ Deno.test("approval page: only the gateway's page context reaches it", async () 
   assertEquals(bare.status, 401);
 });
 
-Deno.test("send: a credential without proofs.approve does not see the links it sends", async () => {
+Deno.test("send: without proofs.approve, links are not shown and go to the recipient only", async () => {
   await using h = await serviceHarness(proofsService);
   const org = crypto.randomUUID();
   const p = await proof(h, org);
-  const sent = await callAs<ProofSendResult>(
-    h,
-    "POST",
-    `/v1/proofs/${p.id}/send`,
-    org,
-    {},
-    ALL_SCOPES.filter((s) => s !== "proofs.approve"),
-  );
+  const writer = ALL_SCOPES.filter((s) => s !== "proofs.approve");
+  // Another address would hand the link, and so the decision, to whoever reads it.
+  for (const to of ["attacker@evil.example"]) {
+    const one = await callAs(h, "POST", `/v1/proofs/${p.id}/send`, org, { to }, writer);
+    assertEquals(one.status, 403);
+    assert(one.body.message.includes("proofs.approve"), one.body.message);
+    const many = await callAs(h, "POST", "/v1/proofs/send", org, { proofIds: [p.id], to }, writer);
+    assertEquals(many.status, 403);
+  }
+  assertEquals((await okAs<Proof>(h, "GET", `/v1/proofs/${p.id}`, org)).status, "draft");
+  const [mail] = await h.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM mail_messages`;
+  assertEquals(mail!.count, 0, "nothing was queued");
+
+  // To the proof's own recipient (any case), it goes, and the answer hides the link.
+  const sent = await callAs<ProofSendResult>(h, "POST", `/v1/proofs/${p.id}/send`, org, {
+    to: "Sam@RiversideBakery.com.au",
+  }, writer);
   assertEquals(sent.status, 200);
   assertEquals(sent.body.data.links.map((l) => [l.proofId, l.url]), [[p.id, null]]);
+  // With proofs.approve, another address is the shop's choice.
+  const approver = await callAs<ProofSendResult>(h, "POST", `/v1/proofs/${p.id}/send`, org, {
+    to: "orders@riversidebakery.com.au",
+  });
+  assertEquals(approver.status, 200);
+  assert(approver.body.data.links[0]!.url, "the approver sees the link");
 });

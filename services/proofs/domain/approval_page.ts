@@ -32,11 +32,12 @@ td.n,th.n{text-align:right}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],textarea{width:100%;font:inherit;padding:.5rem;border:1px solid #8c959f;border-radius:4px}
 textarea{min-height:6rem}
-.choice{border:1px solid #d0d7de;border-radius:6px;padding:.75rem;margin:1rem 0}
-.choice p{margin:0 0 .75rem;font-size:.9rem}
-button{font:inherit;font-weight:600;width:100%;padding:.75rem;border:0;border-radius:6px;color:#fff;cursor:pointer}
-button.approve{background:#1a7f37}
-button.changes{background:#9a6700}
+fieldset{border:0;padding:0;margin:1rem 0 0}
+legend{font-weight:600;padding:0}
+label.choice{display:block;font-weight:400;border:1px solid #d0d7de;border-radius:6px;padding:.75rem;margin:.5rem 0;cursor:pointer}
+label.choice span{display:block;margin-top:.35rem;font-size:.9rem;color:#424a53}
+input[type=radio]{width:1.1rem;height:1.1rem;vertical-align:-.15rem}
+button{font:inherit;font-weight:600;width:100%;padding:.75rem;margin-top:.75rem;border:0;border-radius:6px;color:#fff;background:#1a7f37;cursor:pointer}
 .notice{padding:.75rem;border-radius:6px;background:#fff8c5;border:1px solid #d4a72c}
 .error{color:#cf222e;font-weight:600}
 .done{padding:.75rem;border-radius:6px;background:#dafbe1;border:1px solid #4ac26b}
@@ -103,6 +104,7 @@ const dateText = (iso: string | Date): string =>
 
 function content(data: ApprovalPageData): Html {
   const { proof, shown } = data;
+  const title = shown.title ?? "Proof";
   const images = shown.images.map((url, i) =>
     html`<figure><img src="${url}" alt="Artwork, image ${i + 1} of ${shown.images.length}">
 <figcaption>Image ${i + 1} of ${shown.images.length}</figcaption></figure>`
@@ -121,8 +123,8 @@ function content(data: ApprovalPageData): Html {
       </tr>
     `;
   });
-  return html`<h1>${proof.title ?? "Proof"} <small>(revision ${proof.revision.number})</small></h1>
-${proof.revision.notes ? html`<p>${proof.revision.notes}</p>` : null}
+  return html`<h1>${title} <small>(revision ${proof.revision.number})</small></h1>
+${shown.notes ? html`<p>${shown.notes}</p>` : null}
 ${images.length > 0 ? html`<h2>Artwork</h2>${images}` : html`<p>This revision has no images.</p>`}
 ${
     items.length > 0
@@ -136,6 +138,7 @@ ${
 export interface FormState {
   signerName?: string;
   comment?: string;
+  decision?: string;
   /** Field name → message. */
   errors?: Readonly<Record<string, string>>;
   /** Said above the form (the proof changed since it was shown, say). */
@@ -150,7 +153,7 @@ export function renderApprovalForm(
 ): string {
   const error = (field: string): Html | null =>
     state.errors?.[field] ? html`<p class="error">${state.errors[field]}</p>` : null;
-  const form = html`<h2>Your decision</h2>
+  const form = html`<h2>Decide</h2>
 ${state.notice ? html`<p class="notice">${state.notice}</p>` : null}
 <form method="post">
 <input type="hidden" name="form" value="${formToken}">
@@ -165,11 +168,24 @@ ${error("signerName")}
     state.comment ?? ""
   }</textarea>
 ${error("comment")}
+<fieldset><legend>Your decision</legend>
+<label class="choice"><input type="radio" name="decision" value="approve" required${
+    state.decision === "approve"
+      ? html`
+        checked
+      `
+      : null
+  }> <strong>Approve this proof</strong><span>${DECISION_WORDING.approve}</span></label>
+<label class="choice"><input type="radio" name="decision" value="request_changes"${
+    state.decision === "request_changes"
+      ? html`
+        checked
+      `
+      : null
+  }> <strong>Request changes</strong><span>${DECISION_WORDING.request_changes}</span></label>
+</fieldset>
 ${error("decision")}
-<div class="choice"><p>${DECISION_WORDING.approve}</p>
-<button type="submit" class="approve" name="decision" value="approve">Approve this proof</button></div>
-<div class="choice"><p>${DECISION_WORDING.request_changes}</p>
-<button type="submit" class="changes" name="decision" value="request_changes">Request changes</button></div>
+<button type="submit">Send my decision</button>
 </form>
 <footer>Sent to ${data.sentTo}. This link works until ${
     dateText(data.expiresAt)

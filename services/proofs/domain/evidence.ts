@@ -28,6 +28,8 @@ export function shownDigest(shown: ShownContent): string {
 export interface RevisionShowing {
   proofId: string;
   revision: number;
+  title: string | null;
+  notes: string | null;
   /** The images of each mock the revision shows, mock by mock, in the revision's order. */
   mockImages: readonly (readonly string[])[];
   imageUrls: readonly string[];
@@ -38,11 +40,16 @@ export interface RevisionShowing {
   }[];
 }
 
-/** What a revision shows: mocks' images first (mock by mock), then its own image URLs. */
+/**
+ * What a revision shows: the proof's title and the revision's notes, the mocks' images first
+ * (mock by mock) then its own image URLs, and the items.
+ */
 export function shownContent(showing: RevisionShowing): ShownContent {
   return {
     proofId: showing.proofId,
     revision: showing.revision,
+    title: showing.title,
+    notes: showing.notes,
     images: [...showing.mockImages.flat(), ...showing.imageUrls],
     items: showing.items.map((item) => ({
       quoteLineId: item.quoteLineId,

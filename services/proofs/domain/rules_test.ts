@@ -54,6 +54,8 @@ Deno.test("shownDigest: the same showing gives the same digest, any change anoth
   const base = {
     proofId: "0193b1a0-3e4f-7a50-8b61-7c8d9eafb0c1",
     revision: 1,
+    title: "Staff tees",
+    notes: "Logo as supplied",
     mockImages: [["https://x.test/a.png", "https://x.test/b.png"]],
     imageUrls: ["https://x.test/c.png"],
     items: [{ quoteLineId: null, description: "Tee", sizes: [{ size: "M", quantity: 4 }] }],
@@ -76,7 +78,9 @@ Deno.test("shownDigest: the same showing gives the same digest, any change anoth
     items: [{ ...base.items[0]!, sizes: [{ size: "M", quantity: 5 }] }],
   });
   const otherRevision = shownContent({ ...base, revision: 2 });
-  for (const changed of [reordered, requantified, otherRevision]) {
+  const retitled = shownContent({ ...base, title: "Staff tees, front and back" });
+  const renoted = shownContent({ ...base, notes: null });
+  for (const changed of [reordered, requantified, otherRevision, retitled, renoted]) {
     assertEquals(shownDigest(changed) === digest, false);
   }
 });

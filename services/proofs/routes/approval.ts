@@ -52,6 +52,18 @@ const PageForm = z.object({
   digest: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
+/** What the customer is told of a field the form refused, in the page's own words. */
+function fieldMessage(field: string, issue: z.core.$ZodIssue): string {
+  if (issue.code === "too_big") return issue.message;
+  if (field === "signerName") return "Give your name";
+  if (field === "decision") return "Choose Approve this proof or Request changes";
+  if (field === "comment") return "Say what you would like changed";
+  return "The form was not complete; open the link again";
+}
+
+/** A form value as text the database can keep: no NUL (a 400 like any other bad value). */
+const NUL = "\u0000";
+
 function respond(c: Context, status: number, body: string): Response {
   return c.body(body, status as 200, PAGE_HEADERS);
 }
@@ -76,12 +88,15 @@ export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>
     state: FormState = {},
     status = 200,
   ): Promise<Response> => {
-    const opened = await openApprovalLink(sql, linkId, visitor);
+    // HEAD reads the page's headers and nothing more: it is no opening by the customer.
+    const opened = await openApprovalLink(sql, linkId, visitor, {
+      recordView: c.req.method === "GET",
+    });
     if (!opened) return problem(c, "unknown", null);
     if (opened.state !== "open") return problem(c, opened.state, opened.shopName);
     const data = opened.page;
     if ("refused" in move("approve", data.proof.status)) {
-      return respond(c, status === 200 ? 200 : status, renderDecided(data));
+      return respond(c, status, renderDecided(data));
     }
     // One nonce per browser and link for a day: a reload keeps the form valid.
     let nonce = getCookie(c, FORM_COOKIE);
@@ -101,7 +116,8 @@ export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>
     if (fetchSite !== undefined && fetchSite !== "same-origin" && fetchSite !== "none") {
       return problem(c, "stale_form", null);
     }
-    if (!c.req.header("content-type")?.startsWith("application/x-www-form-urlencoded")) {
+    const mediaType = c.req.header("content-type")?.split(";")[0]!.trim().toLowerCase();
+    if (mediaType !== "application/x-www-form-urlencoded") {
       return problem(c, "stale_form", null);
     }
     const form = new URLSearchParams(await c.req.text());
@@ -111,23 +127,22 @@ export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>
     const values = {
       signerName: form.get("signerName") ?? undefined,
       comment: form.get("comment")?.trim() ? form.get("comment")! : undefined,
-    };
-    const parsed = PageForm.safeParse({
-      ...values,
       decision: form.get("decision") ?? undefined,
-      digest: form.get("digest") ?? undefined,
-    });
+    };
+    const parsed = PageForm.safeParse({ ...values, digest: form.get("digest") ?? undefined });
+    const errors: Record<string, string> = {};
+    for (const field of ["signerName", "comment"] as const) {
+      if (values[field]?.includes(NUL)) errors[field] = "Must not contain NUL characters";
+    }
     if (!parsed.success) {
-      const errors: Record<string, string> = {};
       for (const issue of parsed.error.issues) {
         const field = String(issue.path[0] ?? "form");
-        errors[field] ??= field === "signerName"
-          ? "Give your name"
-          : field === "decision"
-          ? "Choose Approve or Request changes"
-          : issue.message;
+        errors[field] ??= fieldMessage(field, issue);
       }
-      return await show(c, linkId, visitor, { ...values, errors }, 400);
+    }
+    if (!parsed.success || Object.keys(errors).length > 0) {
+      const shown = { ...values, signerName: values.signerName?.replaceAll(NUL, "") };
+      return await show(c, linkId, visitor, { ...shown, errors }, 400);
     }
     try {
       const outcome = await decideThroughLink(sql, linkId, parsed.data, visitor);
@@ -135,8 +150,12 @@ export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.code === "validation_error") {
+        // The API's words are the shop's; the customer reads the page's.
         const errors = Object.fromEntries(
-          (error.details ?? []).map((d) => [d.path ?? "form", d.message]),
+          (error.details ?? []).map((d) => [
+            d.path ?? "form",
+            d.path === "comment" ? "Say what you would like changed" : d.message,
+          ]),
         );
         return await show(c, linkId, visitor, { ...values, errors }, 400);
       }

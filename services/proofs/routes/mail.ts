@@ -28,7 +28,7 @@ function linkSettings(key: LinkSettings["key"], auth: InternalContext): LinkSett
     key,
     publicUrl: auth.publicUrl,
     shopName: auth.organizationName,
-    showUrls: auth.scopes.includes("proofs.approve"),
+    mayApprove: auth.scopes.includes("proofs.approve"),
   };
 }
 

@@ -110,20 +110,22 @@ async function pageData(tx: Queryable, link: LinkRow): Promise<ApprovalPageData>
 /**
  * Opens a link: null for an unknown id; otherwise its state and, while it can be shown, what it
  * shows. The first opening of a link that can be shown records a view (`proof.viewed`, and the
- * move to `viewed`); later openings record nothing.
+ * move to `viewed`) unless `recordView` is false (a HEAD, which reads nothing); later openings
+ * record nothing.
  */
 export async function openApprovalLink(
   sql: Sql,
   linkId: string,
   visitor: Visitor,
-  now: Date = new Date(),
+  options: { recordView: boolean; now?: Date },
 ): Promise<ApprovalPage | null> {
+  const now = options.now ?? new Date();
   return await sql.begin(async (tx) => {
     const link = await linkById(tx, linkId, true);
     if (!link) return null;
     const state = linkState(link, await currentRevision(tx, link), now);
     if (state !== "open") return { state, shopName: link.shop_name };
-    if (link.first_viewed_at === null) {
+    if (link.first_viewed_at === null && options.recordView) {
       await tx`UPDATE approval_links SET first_viewed_at = ${now} WHERE id = ${link.id}`;
       await recordProofViewed(tx, link.organization_id, link.proof_id, {
         revision: link.revision,

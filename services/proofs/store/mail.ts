@@ -10,7 +10,7 @@ import type {
   ProofSendResult,
   SendProofsBody,
 } from "@printshop/shared/contracts/proofs";
-import { type ErrorDetail, invalid } from "@printshop/shared/http";
+import { ApiError, type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { APPROVAL_LINK_DAYS } from "@printshop/shared/contracts/proofs";
@@ -66,10 +66,11 @@ export interface LinkSettings {
   /** The shop's name, as the page shows it. */
   shopName: string;
   /**
-   * Whether the answer shows the links' URLs: a link decides the proof, so only a caller who
-   * may approve (`proofs.approve`) sees them; the customer gets them by email either way.
+   * Whether the caller holds `proofs.approve`. A link decides its proof, so only such a caller
+   * sees the links' URLs in the answer, and only such a caller may send them anywhere but to
+   * each proof's own recipient.
    */
-  showUrls: boolean;
+  mayApprove: boolean;
 }
 
 /**
@@ -102,6 +103,14 @@ export async function sendProofs(
       }]);
     }
     const to = input.to ?? emails[0];
+    const elsewhere = emails.some((email) => email.toLowerCase() !== to!.toLowerCase());
+    if (elsewhere && !options.links.mayApprove) {
+      throw new ApiError(
+        "insufficient_scope",
+        `Sending to an address other than the proof's recipient needs scope "proofs.approve": ` +
+          "the message carries approval links, and a link decides its proof",
+      );
+    }
     const sent = new Map<string, Awaited<ReturnType<typeof recordProofSent>>>();
     for (const id of sorted) {
       // recordProofSent locks the proof, and answers 404 for one the organisation lacks.
@@ -175,7 +184,7 @@ export async function sendProofs(
       links: links.map((link, i) => ({
         proofId: link.proofId,
         revision: link.revision,
-        url: options.links.showUrls ? urls[i]! : null,
+        url: options.links.mayApprove ? urls[i]! : null,
         expiresAt: link.expiresAt.toISOString(),
       })),
     };

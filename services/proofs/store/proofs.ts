@@ -635,6 +635,8 @@ export async function currentShowing(tx: Queryable, proof: Proof): Promise<Shown
   return shownContent({
     proofId: proof.id,
     revision: proof.revision.number,
+    title: proof.title,
+    notes: proof.revision.notes,
     mockImages: mocks.map((m) => m.images),
     imageUrls: proof.revision.imageUrls,
     items: proof.items,

@@ -279,6 +279,8 @@ export type ListProofsQuery = z.infer<typeof ListProofsQuery>;
 const SHOWN_DESCRIPTIONS = {
   proofId: "The proof",
   revision: "The revision number",
+  title: "The proof's title as shown (null: none)",
+  notes: "The revision's notes as shown (null: none)",
   images: "Every image shown, in order: the mocks' images (mock by mock), then the image URLs",
   items: "The items shown, in order, with their quantities per size",
 };
@@ -296,6 +298,8 @@ const ShownItem = z.object(described({
 export const ShownContent = z.object(described({
   proofId: Uuid,
   revision: z.int().min(1),
+  title: z.string().nullable(),
+  notes: z.string().nullable(),
   images: z.array(z.string()),
   items: z.array(ShownItem),
 }, SHOWN_DESCRIPTIONS)).meta({
@@ -307,6 +311,8 @@ export type ShownContent = z.infer<typeof ShownContent>;
 const SHOWN_EXAMPLE: ShownContent = {
   proofId: PROOF_ID_EXAMPLE,
   revision: 1,
+  title: "Riverside Bakery staff tees",
+  notes: "Logo 10 cm wide, centred on the chest",
   images: [
     "https://files.inkwellprint.com.au/mocks/riverside-front.png",
     "https://files.inkwellprint.com.au/mocks/riverside-front-detail.png",
