@@ -116,7 +116,7 @@ export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>
     if (fetchSite !== undefined && fetchSite !== "same-origin" && fetchSite !== "none") {
       return problem(c, "stale_form", null);
     }
-    const mediaType = c.req.header("content-type")?.split(";")[0]!.trim().toLowerCase();
+    const mediaType = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (mediaType !== "application/x-www-form-urlencoded") {
       return problem(c, "stale_form", null);
     }
