@@ -34,6 +34,7 @@
  * service's schema), dropped at the end. Nobody LISTENs on the floor's channel; the product's
  * relays listen on theirs, and that wake-up is part of what the product pays.
  */
+import { RUN_FLAGS } from "@printshop/shared/launcher";
 import { freePort, sleep } from "@printshop/shared/net";
 
 /** The schema the floor tables live in, on the stack's database. */
@@ -44,14 +45,6 @@ const FIXED_JSON = JSON.stringify({
   status: "ok",
   data: { service: "bench-floor", version: "1", ready: true },
 });
-// Same flags as the stack's processes (shared/launcher.ts): packages from node_modules as installed.
-const RUN_FLAGS = [
-  "--node-modules-dir=manual",
-  "--allow-net",
-  "--allow-env",
-  "--allow-read",
-  "--allow-sys",
-];
 const READY_TIMEOUT_MS = 30_000;
 
 export interface FloorProcess {

@@ -75,7 +75,8 @@ const ENTRY: Record<ServiceName | "gateway", string> = {
   webhooks: "services/webhooks/main.ts",
 };
 // Children use the node_modules the start or test task installed; they never resolve packages.
-const RUN_FLAGS = [
+// (The bench floors start their processes with these too.)
+export const RUN_FLAGS = [
   "--node-modules-dir=manual",
   "--allow-net",
   "--allow-env",

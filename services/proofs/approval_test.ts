@@ -10,7 +10,6 @@ import {
   approvalPages,
   DECISION_WORDING,
   type Proof,
-  type ProofHistory,
   type ProofSendResult,
 } from "@printshop/shared/contracts/proofs";
 import {
@@ -30,26 +29,22 @@ import { ALL_SCOPES } from "@printshop/shared/scopes";
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { shownDigest } from "./domain/evidence.ts";
+import { createProof, historyOf } from "./test_fixtures.ts";
 
 type H = ServiceHarness<Config>;
 const PAGE = approvalPages.approvalPage;
 const VISITOR = { address: "203.0.113.7", userAgent: "Mozilla/5.0 (Test phone)" };
 
-async function proof(h: H, org: string, body: Record<string, unknown> = {}): Promise<Proof> {
-  return await okAs<Proof>(h, "POST", "/v1/proofs", org, {
-    quoteId: crypto.randomUUID(),
-    title: "Staff tees",
-    recipientName: "Sam Nguyen",
-    recipientEmail: "sam@riversidebakery.com.au",
+/** The fixture's proof with two images and two sizes, as the page tests read them. */
+const proof = (h: H, org: string, body: Record<string, unknown> = {}): Promise<Proof> =>
+  createProof(h, org, {
     imageUrls: ["https://files.example.com/front.png", "https://files.example.com/back.png"],
-    notes: "Logo as supplied",
     items: [{
       description: "Gildan 5000 Black",
       sizes: [{ size: "S", quantity: 10 }, { size: "M", quantity: 40 }],
     }],
     ...body,
   });
-}
 
 /** Sends `p` and answers the token of its link. */
 async function send(h: H, org: string, p: Proof): Promise<string> {
@@ -113,10 +108,6 @@ function formOf(page: PageAnswer): { cookie: string; form: Record<string, string
     return value;
   };
   return { cookie, form: { form: hidden("form"), digest: hidden("digest") } };
-}
-
-async function historyOf(h: H, org: string, id: string): Promise<ProofHistory> {
-  return await okAs<ProofHistory>(h, "GET", `/v1/proofs/${id}/history`, org);
 }
 
 Deno.test("approval page: shows the shop, images and sizes; first opening alone is a view", async () => {

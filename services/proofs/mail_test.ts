@@ -19,32 +19,16 @@ import { ALL_SCOPES } from "@printshop/shared/scopes";
 import {
   type OutboxMail,
   PLATFORM_MAIL_SCOPE,
-  type Proof,
-  type ProofHistory,
   type ProofSendResult,
 } from "@printshop/shared/contracts/proofs";
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
+import { createProof, historyOf } from "./test_fixtures.ts";
 import { startMailWorker } from "./mail_worker.ts";
 
 type H = ServiceHarness<Config>;
 
-async function proof(h: H, org: string, body: Record<string, unknown> = {}): Promise<Proof> {
-  return await okAs<Proof>(h, "POST", "/v1/proofs", org, {
-    quoteId: crypto.randomUUID(),
-    title: "Staff tees",
-    recipientName: "Sam Nguyen",
-    recipientEmail: "sam@riversidebakery.com.au",
-    imageUrls: ["https://files.example.com/front.png"],
-    notes: "Logo as supplied",
-    items: [{ description: "Gildan 5000 Black", sizes: [{ size: "M", quantity: 40 }] }],
-    ...body,
-  });
-}
-
-async function historyOf(h: H, org: string, id: string): Promise<ProofHistory> {
-  return await okAs<ProofHistory>(h, "GET", `/v1/proofs/${id}/history`, org);
-}
+const proof = createProof;
 
 const FAST = { retryDelaysMs: [20, 20], pollIntervalMs: 20, timeoutMs: 2_000 };
 
