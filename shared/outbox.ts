@@ -37,19 +37,8 @@ export async function writeEvents<T extends EventType>(
   events: readonly NewEvent<T>[],
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  for (const event of events) {
-    const definition = eventDefinition(event.type);
-    if (!definition) {
-      // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
-      throw new Error(`Event type "${event.type}" is not declared in shared/contracts`);
-    }
-    if (checking()) {
-      assertEventDeclared(event.type);
-      assertMatches(definition.data, event.payload, `The payload of event "${event.type}"`);
-    }
-  }
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  for (const event of events) assertPayload(event.type, event.payload);
+  const traceparent = currentTraceparent();
   const ids = events.map(() => uuidv7());
   // clock_timestamp(), not now(): rows are ordered by when they were written, which follows
   // the row locks a change holds, rather than by when the transaction began. Within one
@@ -59,7 +48,7 @@ export async function writeEvents<T extends EventType>(
       INSERT INTO outbox
         (id, organization_id, type, aggregate_id, payload, traceparent, created_at)
       SELECT e.id, e.organization_id, e.type, e.aggregate_id, e.payload,
-             ${carrier.traceparent ?? null}, clock_timestamp()
+             ${traceparent}, clock_timestamp()
       FROM jsonb_to_recordset(${
     tx.json(
       events.map((event, i) => ({
@@ -73,6 +62,87 @@ export async function writeEvents<T extends EventType>(
   }::jsonb) AS e(id uuid, organization_id uuid, type text, aggregate_id uuid, payload jsonb)
       ORDER BY e.id
     )
-    SELECT pg_notify(${OUTBOX_CHANNEL}, current_schema())`;
+    SELECT ${tx.unsafe(NOTIFY_SQL)}`;
   return ids;
+}
+
+/** Wakes the relay at commit (and not at all on rollback). */
+const NOTIFY_SQL = `pg_notify('${OUTBOX_CHANNEL}', current_schema())`;
+
+/** The trace the event continues, for the relay and the bus to carry on. */
+function currentTraceparent(): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** Catalogue and, under contract checks, the running operation's declaration and the schema. */
+function assertPayload(type: EventType, payload: unknown): void {
+  const definition = eventDefinition(type);
+  if (!definition) {
+    // Integrators learn event names from the catalogue; an unlisted one would reach nobody.
+    throw new Error(`Event type "${type}" is not declared in shared/contracts`);
+  }
+  if (checking()) {
+    assertEventDeclared(type);
+    assertMatches(definition.data, payload, `The payload of event "${type}"`);
+  }
+}
+
+/** A piece of SQL, with its parameters, to place in another statement. */
+type Fragment = ReturnType<Queryable["unsafe"]>;
+
+/** An event whose payload the writing statement itself computes (see eventWrittenBy). */
+export interface EventInStatement<T extends EventType> {
+  organizationId: string;
+  type: T;
+  aggregateId: string;
+  /** The name of the statement's CTE or table that has the payload. */
+  from: string;
+  /** The payload as JSON text, an SQL expression over `from`. */
+  payloadSql: string;
+}
+
+/** What eventWrittenBy gives the statement that makes the change. */
+export interface EventWriting {
+  /** A data-modifying CTE body (`INSERT INTO outbox …`), for `WITH event AS (…)`. */
+  insert: Fragment;
+  /** A select-list item the statement must include, so the relay is woken at commit. */
+  notify: Fragment;
+  /**
+   * Under contract checks: the statement should answer its payload too (as `payloadSql` in its
+   * select list, else NULL) and hand it to `check`, which validates it against the event's
+   * schema. Otherwise false, and `check` does nothing.
+   */
+  checked: boolean;
+  check(payloadJson: string | null): void;
+}
+
+/**
+ * Records an event inside the one statement that makes the change (a quote create is one
+ * statement, so its row lock is held for that statement alone, not across round trips): the
+ * outbox row is a data-modifying CTE whose payload is computed from the statement's own rows, so
+ * it is never built in JavaScript. Same row, same notification and same checks as writeEvent; the
+ * payload's schema check runs on what the statement answers, after it.
+ */
+export function eventWrittenBy<T extends EventType>(
+  tx: Queryable,
+  event: EventInStatement<T>,
+): EventWriting {
+  if (!eventDefinition(event.type)) assertPayload(event.type, undefined);
+  if (checking()) assertEventDeclared(event.type);
+  return {
+    insert: tx`
+      INSERT INTO outbox
+        (id, organization_id, type, aggregate_id, payload, traceparent, created_at)
+      SELECT ${uuidv7()}::uuid, ${event.organizationId}::uuid, ${event.type},
+             ${event.aggregateId}::uuid, (${tx.unsafe(event.payloadSql)})::jsonb,
+             ${currentTraceparent()}, clock_timestamp()
+      FROM ${tx.unsafe(event.from)}`,
+    notify: tx.unsafe(NOTIFY_SQL),
+    checked: checking(),
+    check: (payloadJson) => {
+      if (checking()) assertPayload(event.type, JSON.parse(payloadJson ?? "null"));
+    },
+  };
 }

@@ -8,6 +8,7 @@ const config = { PAGE_SIZE_MAX: 5 };
 interface QuoteData {
   id: string;
   quoteRef: string;
+  createdAt: string;
   status: string;
   reference: string | null;
   salesRepEmail: string | null;
@@ -57,7 +58,51 @@ Deno.test("POST /v1/quotes hands out distinct quote numbers to concurrent create
   await using h = await harness();
   const org = crypto.randomUUID();
   const quotes = await Promise.all(Array.from({ length: 20 }, () => createQuote(h, {}, org)));
-  assertEquals(new Set(quotes.map((q) => q.quoteRef)).size, 20);
+  // No gaps, no repeats, and numbered in the order the quotes were created.
+  const byNumber = [...quotes].sort((a, b) => a.quoteRef.localeCompare(b.quoteRef));
+  assertEquals(
+    byNumber.map((q) => q.quoteRef),
+    Array.from({ length: 20 }, (_, i) => `Q-${String(i + 1).padStart(5, "0")}`),
+  );
+  const byCreation = [...quotes].sort((a, b) =>
+    a.createdAt.localeCompare(b.createdAt) || a.quoteRef.localeCompare(b.quoteRef)
+  );
+  assertEquals(byCreation.map((q) => q.quoteRef), byNumber.map((q) => q.quoteRef));
+  // Each create committed its event with it, carrying the quote as a costs.read caller sees it.
+  const events = await h.sql<{ aggregate_id: string; payload: unknown }[]>`
+    SELECT aggregate_id, payload FROM outbox WHERE type = 'quote.created'
+      AND organization_id = ${org}`;
+  assertEquals(events.length, 20);
+  for (const quote of quotes) {
+    assertEquals(events.find((e) => e.aggregate_id === quote.id)?.payload, quote);
+  }
+});
+
+Deno.test("POST /v1/quotes numbers past 99999 with more digits", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  await createQuote(h, {}, org);
+  await h.sql`UPDATE quote_ref_counters SET last_number = 99998 WHERE organization_id = ${org}`;
+  const refs = [];
+  for (let i = 0; i < 3; i++) refs.push((await createQuote(h, {}, org)).quoteRef);
+  assertEquals(refs, ["Q-99999", "Q-100000", "Q-100001"]);
+});
+
+Deno.test("POST /v1/quotes naming an unknown tax rate writes nothing, not even a number", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const res = await h.request("POST", "/v1/quotes", {
+    body: { taxRateId: crypto.randomUUID() },
+    organizationId: org,
+  });
+  assertEquals(res.status, 400);
+  assertEquals((await json(res)).error, "validation_error");
+  const [counted] = await h.sql<{ quotes: number; counters: number; events: number }[]>`
+    SELECT (SELECT count(*)::int FROM quotes WHERE organization_id = ${org}) AS quotes,
+      (SELECT count(*)::int FROM quote_ref_counters WHERE organization_id = ${org}) AS counters,
+      (SELECT count(*)::int FROM outbox WHERE organization_id = ${org}) AS events`;
+  assertEquals(counted, { quotes: 0, counters: 0, events: 0 });
+  assertEquals((await createQuote(h, {}, org)).quoteRef, "Q-00001");
 });
 
 Deno.test("POST /v1/quotes refuses bad input with a 400 envelope and writes nothing", async (t) => {

@@ -10,7 +10,7 @@ import {
 } from "@printshop/shared/contracts/quotes";
 import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
+import { eventWrittenBy, writeEvent } from "@printshop/shared/outbox";
 import {
   changedColumns,
   type EveryFieldHasAColumn,
@@ -19,7 +19,7 @@ import {
 } from "@printshop/shared/db/fields";
 import type { QuoteRow } from "./rows.ts";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
-import { formatQuoteRef } from "../domain/quote_ref.ts";
+import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
 import { clientNameSql } from "./customers.ts";
@@ -49,15 +49,6 @@ export const QUOTE_FIELDS = fieldTable({
   updatedAt: { type: "datetime" },
   sentAt: { type: "datetime", nullable: true },
 }) satisfies FieldTable<typeof QUOTE_SORT_FIELDS[number]>;
-
-async function nextQuoteNumber(tx: Queryable, organizationId: string): Promise<number> {
-  const [row] = await tx<{ last_number: number }[]>`
-    INSERT INTO quote_ref_counters (organization_id, last_number) VALUES (${organizationId}, 1)
-    ON CONFLICT (organization_id)
-      DO UPDATE SET last_number = quote_ref_counters.last_number + 1
-    RETURNING last_number`;
-  return row!.last_number;
-}
 
 /** The tax rate a quote names, or the organisation's default; an unknown id is a 400. */
 async function taxRateFor(
@@ -125,42 +116,94 @@ async function eventPayload(
   return (await readQuote(tx, organizationId, quoteId, true))!;
 }
 
-/** Creates a draft quote; answers it as JSON text, as the caller may see it. */
+/**
+ * Creates a draft quote; answers it as JSON text, as the caller may see it. With no tax rate
+ * named and no default yet, the organisation's default is created first (tax_rates.ts).
+ */
 export async function createQuote(
   sql: Sql,
   organizationId: string,
   input: CreateQuoteBody,
   costs: boolean,
 ): Promise<string> {
-  return await sql.begin(async (tx) => {
-    const rate = await taxRateFor(tx, organizationId, input.taxRateId);
-    const number = await nextQuoteNumber(tx, organizationId);
-    const id = uuidv7();
-    await tx`
+  const created = await insertQuote(sql, organizationId, input, costs);
+  if (created !== null) return created;
+  if (input.taxRateId) {
+    throw new ApiError("validation_error", `Tax rate "${input.taxRateId}" was not found`, [
+      { path: "taxRateId", message: "No such tax rate in this organisation" },
+    ]);
+  }
+  await ensureDefaultTaxRate(sql, organizationId);
+  const retried = await insertQuote(sql, organizationId, input, costs);
+  if (retried === null) throw new Error("The default tax rate vanished while a quote was created");
+  return retried;
+}
+
+/**
+ * The quote inserted, numbered and announced in ONE statement (so one implicit transaction): the
+ * organisation's counter row is locked from its bump to the commit of this statement alone, not
+ * across round trips, which is what 16 writers of one organisation queue on. The number and the
+ * timestamps are taken after the lock, so refs follow creation order. Its JSON is rendered once
+ * with costs for the event (and for a caller holding costs.read). Null when the tax rate (named,
+ * or the default) does not exist, in which case nothing is written: the counter bump reads it.
+ */
+async function insertQuote(
+  sql: Sql,
+  organizationId: string,
+  input: CreateQuoteBody,
+  costs: boolean,
+): Promise<string | null> {
+  const id = uuidv7();
+  const event = eventWrittenBy(sql, {
+    organizationId,
+    type: "quote.created",
+    aggregateId: id,
+    from: "doc",
+    payloadSql: "doc.full",
+  });
+  const rateWhere = input.taxRateId ? sql`id = ${input.taxRateId}` : sql`is_default`;
+  const shown = costs ? "q.full" : quoteJsonSql(false);
+  const rows = await sql<{ json: string; payload: string | null }[]>`
+    WITH rate AS (
+      SELECT id, name, rate_pct FROM tax_rates
+      WHERE organization_id = ${organizationId} AND ${rateWhere}
+    ), n AS (
+      INSERT INTO quote_ref_counters (organization_id, last_number)
+      SELECT ${organizationId}, 1 FROM rate
+      ON CONFLICT (organization_id)
+        DO UPDATE SET last_number = quote_ref_counters.last_number + 1
+      RETURNING last_number, clock_timestamp() AS at
+    ), q AS (
       INSERT INTO quotes (
         id, organization_id, quote_number, quote_ref, reference, client_id, contact_id,
         shipping_address_id, sales_rep_email, delivery_method, delivery_date, production_deadline,
         invoice_due_date, notes, mock_id, job_id, job_ref, invoice_id, invoice_status,
-        tax_rate_id, tax_name, tax_rate_pct
-      ) VALUES (
-        ${id}, ${organizationId}, ${number}, ${formatQuoteRef(number)},
-        ${input.reference ?? null}, ${input.clientId ?? null}, ${input.contactId ?? null},
-        ${input.shippingAddressId ?? null}, ${input.salesRepEmail ?? null},
-        ${input.deliveryMethod ?? null}, ${input.deliveryDate ?? null},
-        ${input.productionDeadline ?? null}, ${input.invoiceDueDate ?? null},
-        ${input.notes ?? null}, ${input.mockId ?? null}, ${input.jobId ?? null},
-        ${input.jobRef ?? null}, ${input.invoiceId ?? null}, ${input.invoiceStatus ?? null},
-        ${rate.id}, ${rate.name}, ${rate.ratePct}
-      )`;
-    const quote = (await readQuoteJson(tx, organizationId, id, costs))!;
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote.created",
-      aggregateId: id,
-      payload: await eventPayload(tx, organizationId, id),
-    });
-    return quote;
-  });
+        tax_rate_id, tax_name, tax_rate_pct, created_at, updated_at
+      )
+      SELECT ${id}::uuid, ${organizationId}::uuid, n.last_number,
+        ${sql.unsafe(quoteRefSql("n.last_number"))},
+        ${input.reference ?? null}::text, ${input.clientId ?? null}::uuid,
+        ${input.contactId ?? null}::uuid, ${input.shippingAddressId ?? null}::uuid,
+        ${input.salesRepEmail ?? null}::text, ${input.deliveryMethod ?? null}::text,
+        ${input.deliveryDate ?? null}::date, ${input.productionDeadline ?? null}::date,
+        ${input.invoiceDueDate ?? null}::date, ${input.notes ?? null}::text,
+        ${input.mockId ?? null}::uuid, ${input.jobId ?? null}::text, ${input.jobRef ?? null}::text,
+        ${input.invoiceId ?? null}::text, ${input.invoiceStatus ?? null}::text,
+        rate.id, rate.name, rate.rate_pct, n.at, n.at
+      FROM n, rate
+      RETURNING *
+    ), doc AS (
+      SELECT q.*, ${sql.unsafe(quoteJsonSql(true))} AS full FROM q
+    ), event AS (${event.insert})
+    SELECT ${sql.unsafe(shown)} AS json, ${
+    sql.unsafe(event.checked ? "q.full" : "NULL")
+  } AS payload,
+      ${event.notify}
+    FROM doc q`;
+  const [row] = rows;
+  if (!row) return null;
+  event.check(row.payload);
+  return row.json;
 }
 
 /** The quote as JSON text, to send without parsing it. */
