@@ -22,6 +22,7 @@ import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
+import { documentSelectSql, type ReadDocument, rememberDocuments } from "./quote_documents.ts";
 import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
@@ -67,24 +68,25 @@ async function taxRateFor(
 }
 
 /**
- * The quotes with these ids, in this order, each as JSON text built whole by PostgreSQL in one
- * statement (quote_json.ts); ids not of this organisation (or gone) are left out. The one read of
- * quotes: GET, the list and the answers to writes send the texts as they are (so a quote reads the
- * same whichever answered it); events parse them.
+ * The quotes with these ids, in this order, each as JSON text: its stored document, or built
+ * whole by PostgreSQL in the same statement (quote_json.ts, quote_documents.ts); ids not of this
+ * organisation (or gone) are left out. The one read of quotes: GET, the list and the answers to
+ * writes send the texts as they are (so a quote reads the same whichever answered it); events
+ * parse them.
  */
-async function quotesJson(
+async function quoteDocuments(
   sql: Queryable,
   organizationId: string,
   ids: readonly string[],
   costs: boolean,
-): Promise<string[]> {
+): Promise<ReadDocument[]> {
   // No ORDER BY: sorting would carry every quote's JSON through a sort; `n` places them here.
-  const rows = await sql<{ n: number; json: string }[]>`
-    SELECT p.n::int AS n, ${sql.unsafe(quoteJsonSql(costs))} AS json
+  const rows = await sql<(ReadDocument & { n: number })[]>`
+    SELECT p.n::int AS n, q.id, ${sql.unsafe(documentSelectSql(costs))}
     FROM unnest(${ids as string[]}::uuid[]) WITH ORDINALITY AS p (id, n)
       JOIN quotes q ON q.id = p.id
     WHERE q.organization_id = ${organizationId}`;
-  return rows.sort((a, b) => a.n - b.n).map((r) => r.json);
+  return rows.sort((a, b) => a.n - b.n);
 }
 
 async function readQuoteJson(
@@ -93,8 +95,8 @@ async function readQuoteJson(
   quoteId: string,
   costs: boolean,
 ): Promise<string | null> {
-  const [json] = await quotesJson(sql, organizationId, [quoteId], costs);
-  return json ?? null;
+  const [document] = await quoteDocuments(sql, organizationId, [quoteId], costs);
+  return document?.json ?? null;
 }
 
 async function readQuote(
@@ -206,16 +208,17 @@ async function insertQuote(
   return row.json;
 }
 
-/** The quote as JSON text, to send without parsing it. */
+/** The quote as JSON text, to send without parsing it; a document it rendered is kept. */
 export async function findQuoteJson(
-  sql: Queryable,
+  sql: Sql,
   organizationId: string,
   quoteId: string,
   costs: boolean,
 ): Promise<string> {
-  const json = await readQuoteJson(sql, organizationId, quoteId, costs);
-  if (json === null) throw notFound("Quote", quoteId);
-  return json;
+  const documents = await quoteDocuments(sql, organizationId, [quoteId], costs);
+  if (documents.length === 0) throw notFound("Quote", quoteId);
+  await rememberDocuments(sql, documents, costs);
+  return documents[0]!.json;
 }
 
 // Each field a PATCH may change is written to the column of its name.
@@ -406,12 +409,13 @@ export async function listQuotesJson(
     { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
     async (rows) => {
       // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
-      const parts = await Promise.all(
+      const documents = (await Promise.all(
         chunks(rows.map((r) => r.id), PAGE_JSON_STATEMENTS).map((ids) =>
-          quotesJson(sql, organizationId, ids, costs)
+          quoteDocuments(sql, organizationId, ids, costs)
         ),
-      );
-      return parts.flat();
+      )).flat();
+      await rememberDocuments(sql, documents, costs);
+      return documents.map((d) => d.json);
     },
   );
   return `{"items":[${page.items.join(",")}],"totalCount":${page.totalCount}}`;

@@ -1,0 +1,386 @@
+/**
+ * Stored quote documents (store/quote_documents.ts, migration 0004) against the live render
+ * (store/quote_json.ts): whatever sequence of changes a quote goes through, GET /v1/quotes/{id} and
+ * GET /v1/quotes send, byte for byte, what rendering the quote now gives, with and without
+ * costs.read. Random quotes and random changes, from a seed printed on failure (set
+ * DOCUMENTS_SEED to replay one), each change followed by reads that store documents, so the next
+ * change must clear them.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
+import { quotesService } from "./app.ts";
+import type { Config } from "./config.ts";
+import { quoteJsonSql } from "./store/quote_json.ts";
+import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts";
+import { applyCustomerFacts } from "./store/customers.ts";
+
+type Json = Record<string, unknown>;
+const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
+const VISIBILITIES = [["with costs.read", undefined], ["without", NO_COSTS]] as const;
+
+/** mulberry32: a small seeded generator, so a failing sequence can be replayed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Api {
+  h: ServiceHarness<Config>;
+  org: string;
+  call(method: string, path: string, body?: unknown): Promise<Json>;
+  /** The `data` of an answer exactly as sent. */
+  text(path: string, scopes?: readonly string[]): Promise<string>;
+  /** The quote rendered now, ignoring any stored document. */
+  live(id: string, costs: boolean): Promise<string>;
+}
+
+function api(h: ServiceHarness<Config>): Api {
+  const org = crypto.randomUUID();
+  return {
+    h,
+    org,
+    call: async (method, path, body) => {
+      const res = await h.request(method, path, {
+        organizationId: org,
+        ...(body === undefined ? {} : { body }),
+      });
+      const json = await res.json() as Json;
+      assert(
+        res.status < 300,
+        `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(json)}`,
+      );
+      return (json.data ?? {}) as Json;
+    },
+    text: async (path, scopes) => {
+      const res = await h.request("GET", path, {
+        organizationId: org,
+        ...(scopes ? { scopes } : {}),
+      });
+      const text = await res.text();
+      assertEquals(res.status, 200, text);
+      return text.slice(text.indexOf('"data":') + 7, -1);
+    },
+    live: async (id, costs) => {
+      const [row] = await h.sql<{ json: string }[]>`
+        SELECT ${h.sql.unsafe(quoteJsonSql(costs))} AS json FROM quotes q WHERE q.id = ${id}`;
+      return row!.json;
+    },
+  };
+}
+
+/** The ids of what a quote holds now, read from its live render. */
+interface Shape {
+  groups: string[];
+  lines: string[];
+  garmentLines: string[];
+  variants: string[];
+  decorations: string[];
+  status: string;
+  clientId: string | null;
+}
+
+async function shapeOf(a: Api, id: string): Promise<Shape> {
+  const quote = JSON.parse(await a.live(id, true)) as {
+    status: string;
+    clientId: string | null;
+    groups: {
+      id: string;
+      lines: { id: string; lineType: string; variants: { id: string }[] }[];
+      decorations: { id: string }[];
+    }[];
+  };
+  const lines = quote.groups.flatMap((g) => g.lines);
+  return {
+    groups: quote.groups.map((g) => g.id),
+    lines: lines.map((l) => l.id),
+    garmentLines: lines.filter((l) => l.lineType === "Garment").map((l) => l.id),
+    variants: lines.flatMap((l) => l.variants.map((v) => v.id)),
+    decorations: quote.groups.flatMap((g) => g.decorations.map((d) => d.id)),
+    status: quote.status,
+    clientId: quote.clientId,
+  };
+}
+
+type Change = (a: Api, quoteId: string, shape: Shape, pick: <T>(items: T[]) => T) => Promise<
+  boolean
+>;
+
+/** Changes to a draft's rows; each answers false when the quote has nothing it applies to. */
+const ROW_CHANGES: Record<string, Change> = {
+  "add a group": async (a, q, _s, pick) => {
+    await a.call("POST", `/v1/quotes/${q}/groups`, { name: pick(["Front", "Back", "Caps"]) });
+    return true;
+  },
+  "rename a group": async (a, _q, s, pick) => {
+    if (s.groups.length === 0) return false;
+    await a.call("PATCH", `/v1/quote-groups/${pick(s.groups)}`, {
+      name: pick(["Renamed", 'Quote "this"']),
+      rollUpDecoration: pick([true, false]),
+    });
+    return true;
+  },
+  "delete a group": async (a, _q, s, pick) => {
+    if (s.groups.length === 0) return false;
+    await a.call("DELETE", `/v1/quote-groups/${pick(s.groups)}`);
+    return true;
+  },
+  "add a line": async (a, _q, s, pick) => {
+    if (s.groups.length === 0) return false;
+    await a.call(
+      "POST",
+      `/v1/quote-groups/${pick(s.groups)}/lines`,
+      pick([
+        { lineType: "Garment", productName: "Tee" },
+        { lineType: "Service", productName: "Folding", quantity: 3, unitPriceExGst: 1.25 },
+        { lineType: "Discount", productName: "Loyalty", valueType: "Percentage", percentage: 5 },
+      ]),
+    );
+    return true;
+  },
+  "edit a line": async (a, _q, s, pick) => {
+    if (s.lines.length === 0) return false;
+    await a.call("PATCH", `/v1/quote-lines/${pick(s.lines)}`, {
+      title: pick(["Staff", null, "Crew\ttees"]),
+      sortOrder: 1,
+    });
+    return true;
+  },
+  "delete a line": async (a, _q, s, pick) => {
+    if (s.lines.length === 0) return false;
+    await a.call("DELETE", `/v1/quote-lines/${pick(s.lines)}`);
+    return true;
+  },
+  "add a variant": async (a, _q, s, pick) => {
+    if (s.garmentLines.length === 0) return false;
+    await a.call("POST", `/v1/quote-lines/${pick(s.garmentLines)}/variants`, {
+      size: pick(["S", "M", "L"]),
+      quantity: pick([1, 6, 24]),
+      buyPrice: pick([3.5, 7.25]),
+      markupType: "percentage",
+      markupValue: pick([40, 33.3333]),
+    });
+    return true;
+  },
+  "change a variant": async (a, _q, s, pick) => {
+    if (s.variants.length === 0) return false;
+    await a.call("PATCH", `/v1/quote-variants/${pick(s.variants)}`, {
+      quantity: pick([2, 12, 50]),
+      extraCost: pick([0, 0.5]),
+    });
+    return true;
+  },
+  "delete a variant": async (a, _q, s, pick) => {
+    if (s.variants.length === 0) return false;
+    await a.call("DELETE", `/v1/quote-variants/${pick(s.variants)}`);
+    return true;
+  },
+  "add a decoration": async (a, _q, s, pick) => {
+    if (s.groups.length === 0) return false;
+    await a.call("POST", `/v1/quote-groups/${pick(s.groups)}/decorations`, {
+      quantity: pick([10, 40]),
+      method: "ScreenPrinting",
+      unitCost: pick([1.2, 0.85]),
+      setupCost: 25,
+      markupType: "percentage",
+      markupValue: 20,
+    });
+    return true;
+  },
+  "change a decoration": async (a, _q, s, pick) => {
+    if (s.decorations.length === 0) return false;
+    await a.call("PATCH", `/v1/quote-decorations/${pick(s.decorations)}`, {
+      quantity: pick([5, 100]),
+      position: pick(["Left chest", null]),
+    });
+    return true;
+  },
+  "delete a decoration": async (a, _q, s, pick) => {
+    if (s.decorations.length === 0) return false;
+    await a.call("DELETE", `/v1/quote-decorations/${pick(s.decorations)}`);
+    return true;
+  },
+};
+
+/** Changes to the quote itself and to what it shows from elsewhere, at any status. */
+const QUOTE_CHANGES: Record<string, Change> = {
+  "edit the quote": async (a, q, _s, pick) => {
+    await a.call("PATCH", `/v1/quotes/${q}`, {
+      notes: pick(["Rush", null, "Two\nlines"]),
+      deliveryDate: pick(["2026-12-24", null]),
+    });
+    return true;
+  },
+  "send or reopen": async (a, q, s) => {
+    await a.call("POST", `/v1/quotes/${q}/status`, {
+      status: s.status === "draft" ? "sent" : "draft",
+    });
+    return true;
+  },
+  "rename the client": async (a, _q, s, pick) => {
+    if (s.clientId === null) return false;
+    await applyCustomerFacts(a.h.sql, [{
+      organizationId: a.org,
+      customerId: s.clientId,
+      // A name it never had, so every rename shows.
+      name: `${pick(["Acme", "Acme & Sons", 'The "Best" Co'])} ${crypto.randomUUID().slice(0, 4)}`,
+      isArchived: false,
+      deleted: false,
+      occurredAt: new Date().toISOString(),
+      eventId: crypto.randomUUID(),
+    }]);
+    return true;
+  },
+};
+
+/** Reads every quote as each caller would, one by one and as a list, against the live render. */
+async function assertReadsMatch(a: Api, ids: string[], context: string): Promise<void> {
+  for (const [visibility, scopes] of VISIBILITIES) {
+    const costs = scopes === undefined;
+    for (const id of ids) {
+      const live = await a.live(id, costs);
+      // Twice: the first may render and store, the second must send what was stored.
+      assertEquals(await a.text(`/v1/quotes/${id}`, scopes), live, `${context}, ${visibility}`);
+      assertEquals(await a.text(`/v1/quotes/${id}`, scopes), live, `${context}, ${visibility}`);
+    }
+    const page = await a.text(`/v1/quotes?limit=200`, scopes);
+    const lives = await Promise.all(
+      (JSON.parse(page) as { items: { id: string }[] }).items.map((q) => a.live(q.id, costs)),
+    );
+    assertEquals(
+      page,
+      `{"items":[${lives.join(",")}],"totalCount":${ids.length}}`,
+      `${context}, list ${visibility}`,
+    );
+  }
+}
+
+Deno.test("stored quote documents read exactly as the live render, through random changes", async () => {
+  const seed = Number(Deno.env.get("DOCUMENTS_SEED") ?? Math.floor(Math.random() * 2 ** 31));
+  const next = random(seed);
+  const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]!;
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const quote = await a.call("POST", "/v1/quotes", {
+      reference: `Quote ${i}`,
+      ...(i % 2 === 0 ? { clientId: crypto.randomUUID() } : {}),
+    });
+    const id = quote.id as string;
+    ids.push(id);
+    // Something of every kind, so every change finds what it changes.
+    const group = await a.call("POST", `/v1/quotes/${id}/groups`, { name: "Main" });
+    const line = await a.call("POST", `/v1/quote-groups/${group.id}/lines`, {
+      lineType: "Garment",
+      productName: "Tee",
+    });
+    for (const size of ["M", "L"]) {
+      await a.call("POST", `/v1/quote-lines/${line.id}/variants`, {
+        size,
+        quantity: 5,
+        buyPrice: 4,
+        markupType: "percentage",
+        markupValue: 50,
+      });
+    }
+    await a.call("POST", `/v1/quote-groups/${group.id}/decorations`, {
+      quantity: 10,
+      method: "ScreenPrinting",
+      unitCost: 1,
+    });
+  }
+  // Every kind of change three times, in a random order, each on a random quote.
+  const changes = { ...ROW_CHANGES, ...QUOTE_CHANGES };
+  const plan = Array.from({ length: 3 }, () => Object.keys(changes)).flat()
+    .map((name) => ({ name, order: next() }))
+    .sort((x, y) => x.order - y.order)
+    .map((p) => p.name);
+  const log: string[] = [];
+  try {
+    await assertReadsMatch(a, ids, "as built");
+    for (const [step, name] of plan.entries()) {
+      // A random quote first, then the others, until one has what the change needs.
+      const first = Math.floor(next() * ids.length);
+      for (let k = 0; k < ids.length; k++) {
+        const id = ids[(first + k) % ids.length]!;
+        let shape = await shapeOf(a, id);
+        if (name in ROW_CHANGES && shape.status !== "draft") {
+          await a.call("POST", `/v1/quotes/${id}/status`, { status: "draft" });
+          log.push(`reopen (${ids.indexOf(id)})`);
+          await assertReadsMatch(a, ids, `after step ${step}: reopen`);
+          shape = await shapeOf(a, id);
+        }
+        if (!await changes[name]!(a, id, shape, pick)) continue;
+        log.push(`${name} (${ids.indexOf(id)})`);
+        await assertReadsMatch(a, ids, `after step ${step}: ${name}`);
+        break;
+      }
+    }
+  } catch (error) {
+    throw new Error(`seed ${seed}, changes: ${log.join(", ")}`, { cause: error });
+  }
+  // The run stored documents (it would prove little otherwise).
+  const [stored] = await h.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM quotes
+    WHERE organization_id = ${a.org} AND document_with_costs IS NOT NULL
+      AND document_without_costs IS NOT NULL`;
+  assertEquals(stored!.n, ids.length);
+});
+
+Deno.test("a document rendered before a change is never stored after it", async () => {
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  const quote = await a.call("POST", "/v1/quotes", { reference: "Race" });
+  const id = quote.id as string;
+  const read = async (): Promise<ReadDocument> => {
+    const [row] = await h.sql<ReadDocument[]>`
+      SELECT q.id, ${h.sql.unsafe(quoteJsonSql(true))} AS json, q.xmin::text AS version,
+        false AS stored
+      FROM quotes q WHERE q.id = ${id}`;
+    return row!;
+  };
+  const stored = async (): Promise<string | null> =>
+    (await h.sql<{ document: string | null }[]>`
+      SELECT document_with_costs AS document FROM quotes WHERE id = ${id}`)[0]!.document;
+
+  // A change to the quote's own row, and one to its rows only (a group): each turns the old
+  // render away.
+  for (
+    const change of [
+      () => a.call("PATCH", `/v1/quotes/${id}`, { notes: "changed" }),
+      () => a.call("POST", `/v1/quotes/${id}/groups`, { name: "New group" }),
+    ]
+  ) {
+    const before = await read();
+    await change();
+    await rememberDocuments(h.sql, [before], true);
+    assertEquals(await stored(), null);
+    const after = await read();
+    await rememberDocuments(h.sql, [after], true);
+    assertEquals(await stored(), after.json);
+  }
+
+  // A store never waits for a writer: while a transaction holds the quote, it stores nothing.
+  await h.sql`UPDATE quotes SET notes = 'again' WHERE id = ${id}`;
+  const current = await read();
+  await h.sql.begin(async (tx) => {
+    await tx`SELECT 1 FROM quotes WHERE id = ${id} FOR UPDATE`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the store waited for the writer")), 10_000);
+    });
+    try {
+      await Promise.race([rememberDocuments(h.sql, [current], true), stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+  assertEquals(await stored(), null);
+});
