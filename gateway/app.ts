@@ -3,7 +3,14 @@ import type { Sql } from "@printshop/shared/db";
 import { ApiError, envelope, errorBody, insufficientScope, ok } from "@printshop/shared/http";
 import { assertMatches, CONTRACT_CHECKS } from "@printshop/shared/contract-checks";
 import type { Logger } from "@printshop/shared/log";
-import { RouteTable, type ServiceName, SERVICES } from "@printshop/shared/routes";
+import {
+  type RouteDef,
+  type RouteMatch,
+  ROUTES,
+  RouteTable,
+  type ServiceName,
+  SERVICES,
+} from "@printshop/shared/routes";
 import type { gatewayContract } from "@printshop/shared/contracts/gateway";
 import type { DataOf } from "@printshop/shared/contracts";
 import { parseOperationInput } from "@printshop/shared/http/operation-input";
@@ -55,6 +62,34 @@ type LocalHandlers = {
 };
 type GatewayOperations = typeof gatewayContract.operations;
 
+/**
+ * The route table split by method and number of path segments, the only routes a path can
+ * match: the same answers as the whole table's (literal segments still beat parameters), from a
+ * scan of a few routes rather than all of them. `methodsAt` (the 405's Allow) asks the whole.
+ */
+export class RouteIndex {
+  #byShape = new Map<string, RouteTable>();
+
+  constructor(private readonly table: RouteTable, routes: readonly RouteDef[] = ROUTES) {
+    const groups = new Map<string, RouteDef[]>();
+    for (const route of routes) {
+      const shape = `${route.method} ${route.path.split("/").length}`;
+      const group = groups.get(shape);
+      if (group) group.push(route);
+      else groups.set(shape, [route]);
+    }
+    for (const [shape, group] of groups) this.#byShape.set(shape, new RouteTable(group));
+  }
+
+  match(method: string, path: string): RouteMatch | null {
+    return this.#byShape.get(`${method} ${path.split("/").length}`)?.match(method, path) ?? null;
+  }
+
+  methodsAt(path: string): string[] {
+    return this.table.methodsAt(path);
+  }
+}
+
 export function serviceUrls(config: Config): Record<ServiceName, string> {
   return {
     quotes: config.QUOTES_URL,
@@ -74,10 +109,52 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   const { config, sql, contextKey } = deps;
   const app = new Hono<GatewayEnv>();
   const table = new RouteTable();
+  const routes = new RouteIndex(table);
   const urls = serviceUrls(config);
   const local: LocalHandlers = {
     getMe: (principal) => describeCaller(principal),
     getLimits: (principal) => describeLimits(config, principal),
+  };
+  /**
+   * The gateway's own answers, by principal: each is a function of the principal alone, and a
+   * principal is one object for as long as the authenticator keeps it, so a busy caller's answer
+   * is serialized once rather than on every request.
+   */
+  const answers = new WeakMap<Principal, Map<string, string>>();
+  /** Operations whose empty input (no parameter, query or body) has passed validation once. */
+  const acceptsNothing = new Set<string>();
+
+  /** The JSON text of a gateway-owned operation's answer, its input validated first. */
+  const answerLocally = (
+    route: RouteDef,
+    params: Record<string, string>,
+    search: string,
+    body: Uint8Array | null,
+    principal: Principal,
+  ): string => {
+    const empty = search === "" && body === null && Object.keys(params).length === 0;
+    if (!(empty && acceptsNothing.has(route.operationId))) {
+      // Validated as a service validates its own operations: no undeclared query or body.
+      parseOperationInput(route, {
+        params,
+        query: search,
+        body: body ? new TextDecoder().decode(body) : "",
+      });
+      // Validation is a function of the input: the same empty input passes every time.
+      if (empty) acceptsNothing.add(route.operationId);
+    }
+    let byOperation = answers.get(principal);
+    const cached = byOperation?.get(route.operationId);
+    if (cached !== undefined && !CONTRACT_CHECKS) return cached;
+    const handler = local[route.operationId as keyof GatewayOperations];
+    const data = handler(principal);
+    if (CONTRACT_CHECKS) {
+      assertMatches(route.responses[200]!, data, `The 200 answer of ${route.operationId}`);
+    }
+    const text = JSON.stringify(envelope(data));
+    if (!byOperation) answers.set(principal, byOperation = new Map());
+    byOperation.set(route.operationId, text);
+    return text;
   };
 
   app.use("*", requestContext("gateway", deps.logger));
@@ -131,9 +208,10 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   }
 
   app.all("/v1/*", async (c) => {
-    assertIdentityEncoding(c.req.raw.headers);
-    const body = await readLimitedBody(c.req.raw, config.MAX_BODY_BYTES);
-    const principal = await deps.authenticator.authenticate(c.req.raw.headers);
+    const raw = c.req.raw;
+    assertIdentityEncoding(raw.headers);
+    const body = await readLimitedBody(raw, config.MAX_BODY_BYTES);
+    const principal = await deps.authenticator.authenticate(raw.headers);
     c.set("principal", principal);
     c.set("organizationId", principal.organizationId);
     // Every authenticated request takes a token, whatever it turns out to be, so probing unknown
@@ -142,9 +220,11 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       requestsPerMinute: principal.requestsPerMinute ?? config.RATE_LIMIT_PER_MINUTE,
     };
     const bucket = await deps.rateLimiter.take(principal.bucket, policy);
-    for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
-      c.header(name, value);
-    }
+    const limitHeaders = rateLimitHeaders(policy, bucket);
+    // For the answers made from here through the context (the errors); a Response built here
+    // is given them directly.
+    c.header("RateLimit-Policy", limitHeaders["RateLimit-Policy"]);
+    c.header("RateLimit", limitHeaders["RateLimit"]);
     if (!bucket.admitted) {
       throw new ApiError(
         "rate_limited",
@@ -154,25 +234,27 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       );
     }
     // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
-    const path = new URL(c.req.url).pathname;
+    const url = new URL(raw.url);
+    const path = url.pathname;
+    const search = url.search;
     // HEAD is answered as GET without the body (Hono and the services drop it), so a client can
     // check that a resource exists, and what it would weigh, without reading it.
-    const head = c.req.method === "HEAD";
-    const method = head ? "GET" : c.req.method;
-    const match = table.match(method, path);
+    const head = raw.method === "HEAD";
+    const method = head ? "GET" : raw.method;
+    const match = routes.match(method, path);
     if (!match) {
-      const methods = table.methodsAt(path);
+      const methods = routes.methodsAt(path);
       if (methods.length > 0) {
         throw new ApiError(
           "method_not_allowed",
-          `${c.req.method} is not an operation of ${c.req.path}; it takes ${methods.join(", ")}`,
+          `${raw.method} is not an operation of ${c.req.path}; it takes ${methods.join(", ")}`,
           undefined,
           { Allow: methods.join(", ") },
         );
       }
       throw new ApiError(
         "route_not_found",
-        `No endpoint ${c.req.method} ${c.req.path}; the operations are listed at /docs`,
+        `No endpoint ${raw.method} ${c.req.path}; the operations are listed at /docs`,
       );
     }
     const { route } = match;
@@ -180,52 +262,62 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       throw insufficientScope(route.scope);
     }
     if (body) assertJson(body);
+    const requestId = c.get("requestId");
+    const key = idempotencyKeyOf(raw);
+    // Without a stored answer to replay, or a HEAD to strip, the answer is built once with every
+    // header it needs (what the service's answer passes on, the rate limit, the request id).
+    const direct = key === null && !head;
+    const ownHeaders: [string, string][] = direct
+      ? [
+        ["ratelimit-policy", limitHeaders["RateLimit-Policy"]],
+        ["ratelimit", limitHeaders["RateLimit"]],
+        ["x-request-id", requestId],
+      ]
+      : [];
     const execute = async (): Promise<Response> => {
       if (route.service === "gateway") {
-        // Validated as a service validates its own operations: no undeclared query or body.
-        parseOperationInput(route, {
-          params: match.params,
-          query: new URL(c.req.url).search,
-          body: body ? new TextDecoder().decode(body) : "",
+        const text = answerLocally(route, match.params, search, body, principal);
+        return new Response(text, {
+          status: 200,
+          headers: [["content-type", "application/json"], ...ownHeaders],
         });
-        const handler = local[route.operationId as keyof GatewayOperations];
-        const data = handler(principal);
-        if (CONTRACT_CHECKS) {
-          assertMatches(route.responses[200]!, data, `The 200 answer of ${route.operationId}`);
-        }
-        return Response.json(envelope(data));
       }
       return await proxyToService(
         { service: route.service, baseUrl: urls[route.service] },
-        head ? new Request(c.req.raw, { method: "GET" }) : c.req.raw,
+        head ? new Request(raw, { method: "GET" }) : raw,
         body,
         {
           organizationId: principal.organizationId,
           credentialKind: principal.credentialKind,
           credentialId: principal.credentialId,
           scopes: principal.scopes,
-          requestId: c.get("requestId"),
+          requestId,
           issuedAt: Date.now(),
           organizationName: principal.organizationName,
           publicUrl: deps.publicUrl(),
         },
-        { contextKey, timeoutMs: config.PROXY_TIMEOUT_MS, fetch: deps.fetch },
+        {
+          contextKey,
+          timeoutMs: config.PROXY_TIMEOUT_MS,
+          fetch: deps.fetch,
+          target: path + search,
+          responseHeaders: ownHeaders,
+        },
       );
     };
-    const key = idempotencyKeyOf(c.req.raw);
+    if (direct) return await execute();
     const response = key === null ? await execute() : await withIdempotency(sql, {
       principal: principal.bucket,
       key,
-      request: c.req.raw,
+      request: raw,
       body,
       // A claim outlives the longest a request can take here, then lapses if we died.
       lockMs: config.PROXY_TIMEOUT_MS + 5_000,
     }, execute);
     // Hono's c.header() values apply to the returned Response only when set before c.res exists.
     const headers = new Headers(response.headers);
-    for (const [name, value] of Object.entries(rateLimitHeaders(policy, bucket))) {
-      headers.set(name, value);
-    }
+    for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
+    headers.set("x-request-id", requestId);
     if (head) {
       // The GET's length, as RFC 9110 asks of a HEAD answer; the body itself is not sent.
       headers.set("content-length", String((await response.arrayBuffer()).byteLength));

@@ -3,9 +3,10 @@ import {
   type ContextKey,
   INTERNAL_CONTEXT_HEADER,
   type InternalContext,
-  signInternalContext,
+  signInternalContextSync,
 } from "@printshop/shared/internal-context";
 import type { ServiceName } from "@printshop/shared/routes";
+import { propagation } from "@opentelemetry/api";
 import { propagateTrace, SpanKind, withSpan } from "@printshop/shared/telemetry";
 
 /** Request headers a service may see; credentials and hop-by-hop headers never pass. */
@@ -22,6 +23,19 @@ export interface ProxyOptions {
   contextKey: ContextKey;
   timeoutMs: number;
   fetch?: typeof fetch;
+  /** The request's raw path and query, when the caller has it already (else read from its URL). */
+  target?: string;
+  /**
+   * Headers of the gateway's own to give the answer (rate limit, request id), so that it is
+   * built once rather than copied into a new Response to add them.
+   */
+  responseHeaders?: readonly (readonly [string, string])[];
+}
+
+/** The raw path and query of an absolute URL, as `new URL(url)` reads them. */
+export function targetOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
 }
 
 export async function proxyToService(
@@ -31,31 +45,37 @@ export async function proxyToService(
   context: InternalContext,
   options: ProxyOptions,
 ): Promise<Response> {
-  const url = new URL(request.url);
-  const headers = new Headers();
+  const pathAndQuery = options.target ?? targetOf(request.url);
+  const method = request.method;
+  const incoming = request.headers;
+  // Pairs, not a Headers: fetch validates and copies a Headers object's values once more, and
+  // the signed context is the longest value there is.
+  let headers: [string, string][] = [];
   for (const name of FORWARDED_REQUEST_HEADERS) {
-    const value = request.headers.get(name);
-    if (value !== null) headers.set(name, value);
+    const value = incoming.get(name);
+    if (value !== null) headers.push([name, value]);
   }
-  headers.set("x-request-id", context.requestId);
-  headers.set(
+  headers.push(["x-request-id", context.requestId]);
+  headers.push([
     INTERNAL_CONTEXT_HEADER,
-    await signInternalContext(
-      options.contextKey,
-      request.method,
-      url.pathname + url.search,
-      context,
-    ),
-  );
+    signInternalContextSync(options.contextKey, method, pathAndQuery, context),
+  ]);
   return await withSpan(`proxy ${target.service}`, {
     "server.address": target.baseUrl,
-    "http.request.method": request.method,
+    "http.request.method": method,
   }, async () => {
-    propagateTrace(request.headers, headers);
+    if (
+      propagation.fields().length > 0 || incoming.has("traceparent") || incoming.has("tracestate")
+    ) {
+      // A trace to join: the caller's, or one a registered SDK propagates.
+      const traced = new Headers(headers);
+      propagateTrace(incoming, traced);
+      headers = [...traced];
+    }
     let upstream: Response;
     try {
-      upstream = await (options.fetch ?? fetch)(`${target.baseUrl}${url.pathname}${url.search}`, {
-        method: request.method,
+      upstream = await (options.fetch ?? fetch)(`${target.baseUrl}${pathAndQuery}`, {
+        method,
         headers,
         body: body && body.byteLength > 0 ? body : undefined,
         redirect: "manual",
@@ -72,10 +92,13 @@ export async function proxyToService(
         { "Retry-After": "5" },
       );
     }
-    const responseHeaders = new Headers();
+    const responseHeaders: [string, string][] = [];
     for (const name of FORWARDED_RESPONSE_HEADERS) {
       const value = upstream.headers.get(name);
-      if (value !== null) responseHeaders.set(name, value);
+      if (value !== null) responseHeaders.push([name, value]);
+    }
+    if (options.responseHeaders) {
+      for (const [name, value] of options.responseHeaders) responseHeaders.push([name, value]);
     }
     return new Response(upstream.body, { status: upstream.status, headers: responseHeaders });
   }, SpanKind.CLIENT);

@@ -1,5 +1,5 @@
 import { fromBase64Url, toBase64Url } from "./base64url.ts";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, type Hash, timingSafeEqual } from "node:crypto";
 /**
  * The context the gateway hands to a service: who is calling, for which organisation, with which
  * scopes. It is signed with HMAC-SHA256 over the method, the path with its query, and the
@@ -42,6 +42,7 @@ export const PLATFORM_ORGANIZATION_ID = "00000000-0000-0000-0000-000000000000";
 export const INTERNAL_CONTEXT_MAX_AGE_MS = 60_000;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /**
  * The HMAC key of INTERNAL_SECRET. node:crypto's synchronous HMAC is used rather than Web
@@ -56,11 +57,81 @@ export function importContextKey(secret: string): Promise<ContextKey> {
   return Promise.resolve({ secret: encoder.encode(secret) });
 }
 
+/**
+ * Base64url without padding. The runtime's own encoder (Uint8Array.prototype.toBase64) where
+ * there is one: several times cheaper than going through node:buffer, and this runs on every
+ * signed and every verified context.
+ */
+const toBase64UrlFast: (bytes: Uint8Array) => string =
+  typeof (Uint8Array.prototype as { toBase64?: unknown }).toBase64 === "function"
+    ? (bytes) =>
+      (bytes as Uint8Array & { toBase64(o: object): string }).toBase64({
+        alphabet: "base64url",
+        omitPadding: true,
+      })
+    : toBase64Url;
+
+type FromBase64 = (text: string, options: object) => Uint8Array;
+const nativeFromBase64 = (Uint8Array as unknown as { fromBase64?: FromBase64 }).fromBase64;
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/** The bytes of unpadded base64url text, or null: as strict as fromBase64Url, and cheaper. */
+function decodeBase64Url(text: string): Uint8Array | null {
+  if (nativeFromBase64 === undefined) return fromBase64Url(text);
+  // The same refusals as fromBase64Url: another alphabet, padding, whitespace, a 4n + 1 length.
+  if (!BASE64URL.test(text) || text.length % 4 === 1) return null;
+  try {
+    return nativeFromBase64(text, { alphabet: "base64url" });
+  } catch {
+    return null;
+  }
+}
+
+/** SHA-256 takes its input in blocks of this many bytes; HMAC pads its key to one block. */
+const SHA256_BLOCK_BYTES = 64;
+
+/**
+ * HMAC-SHA256 (RFC 2104) with the key's padded blocks hashed once: each MAC then copies the two
+ * started hashes instead of keying a new HMAC, which is most of the cost for inputs this small.
+ */
+const keyedHashes = new WeakMap<ContextKey, { inner: Hash; outer: Hash }>();
+
+function keyedHashesOf(key: ContextKey): { inner: Hash; outer: Hash } {
+  let hashes = keyedHashes.get(key);
+  if (hashes === undefined) {
+    const block = new Uint8Array(SHA256_BLOCK_BYTES);
+    block.set(
+      key.secret.length > SHA256_BLOCK_BYTES
+        ? createHash("sha256").update(key.secret).digest()
+        : key.secret,
+    );
+    const inner = block.map((b) => b ^ 0x36);
+    const outer = block.map((b) => b ^ 0x5c);
+    hashes = {
+      inner: createHash("sha256").update(inner),
+      outer: createHash("sha256").update(outer),
+    };
+    keyedHashes.set(key, hashes);
+  }
+  return hashes;
+}
+
 function mac(key: ContextKey, method: string, target: string, payload: string): Uint8Array {
-  return new Uint8Array(
-    createHmac("sha256", key.secret).update(`${method.toUpperCase()}\n${target}\n${payload}`)
-      .digest(),
-  );
+  const { inner, outer } = keyedHashesOf(key);
+  const innerDigest = inner.copy().update(`${method.toUpperCase()}\n${target}\n${payload}`)
+    .digest();
+  return outer.copy().update(innerDigest).digest();
+}
+
+/** The header value for `context` on a request to `target` (path and query): sign once, send. */
+export function signInternalContextSync(
+  key: ContextKey,
+  method: string,
+  target: string,
+  context: InternalContext,
+): string {
+  const payload = toBase64UrlFast(encoder.encode(JSON.stringify(context)));
+  return `${payload}.${toBase64UrlFast(mac(key, method, target, payload))}`;
 }
 
 export function signInternalContext(
@@ -69,11 +140,14 @@ export function signInternalContext(
   target: string,
   context: InternalContext,
 ): Promise<string> {
-  const payload = toBase64Url(encoder.encode(JSON.stringify(context)));
-  return Promise.resolve(`${payload}.${toBase64Url(mac(key, method, target, payload))}`);
+  return Promise.resolve(signInternalContextSync(key, method, target, context));
 }
 
 export type VerifyFailure = "missing" | "malformed" | "bad_signature" | "stale";
+
+export type VerifyResult =
+  | { ok: true; context: InternalContext }
+  | { ok: false; reason: VerifyFailure };
 
 /** Verifies a header value; the MAC is compared in constant time. */
 export function verifyInternalContext(
@@ -82,31 +156,32 @@ export function verifyInternalContext(
   target: string,
   header: string | undefined | null,
   now: number = Date.now(),
-): Promise<{ ok: true; context: InternalContext } | { ok: false; reason: VerifyFailure }> {
-  return Promise.resolve(verify(key, method, target, header, now));
+): Promise<VerifyResult> {
+  return Promise.resolve(verifyInternalContextSync(key, method, target, header, now));
 }
 
-function verify(
+/** verifyInternalContext without the promise, for the middleware every service request runs. */
+export function verifyInternalContextSync(
   key: ContextKey,
   method: string,
   target: string,
   header: string | undefined | null,
-  now: number,
-): { ok: true; context: InternalContext } | { ok: false; reason: VerifyFailure } {
+  now: number = Date.now(),
+): VerifyResult {
   if (!header) return { ok: false, reason: "missing" };
-  const [payload, given, extra] = header.split(".");
-  if (payload === undefined || given === undefined || extra !== undefined) {
-    return { ok: false, reason: "malformed" };
-  }
-  const givenBytes = fromBase64Url(given);
-  if (!givenBytes || fromBase64Url(payload) === null) return { ok: false, reason: "malformed" };
+  const dot = header.indexOf(".");
+  if (dot === -1 || header.indexOf(".", dot + 1) !== -1) return { ok: false, reason: "malformed" };
+  const payload = header.slice(0, dot);
+  const givenBytes = decodeBase64Url(header.slice(dot + 1));
+  const payloadBytes = givenBytes && decodeBase64Url(payload);
+  if (!givenBytes || !payloadBytes) return { ok: false, reason: "malformed" };
   const expected = mac(key, method, target, payload);
   if (givenBytes.length !== expected.length || !timingSafeEqual(givenBytes, expected)) {
     return { ok: false, reason: "bad_signature" };
   }
   let context: InternalContext;
   try {
-    context = JSON.parse(new TextDecoder().decode(fromBase64Url(payload)!));
+    context = JSON.parse(decoder.decode(payloadBytes));
   } catch {
     return { ok: false, reason: "malformed" };
   }

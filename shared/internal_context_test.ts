@@ -224,3 +224,15 @@ Deno.test("verifyInternalContext() refuses a missing or malformed header", async
     });
   });
 });
+
+Deno.test("the signature is HMAC-SHA256 over method, target and payload, for any secret length", async () => {
+  // The MAC is computed from the key's hashed pads; it must stay the HMAC every service checks.
+  for (const secret of [SECRET, "s".repeat(64), "a much longer secret ".repeat(8)]) {
+    const key = await importContextKey(secret);
+    const header = await signInternalContext(key, METHOD, PATH, context());
+    const [payload, mac] = header.split(".") as [string, string];
+    const expected = createHmac("sha256", secret).update(`${METHOD}\n${PATH}\n${payload}`)
+      .digest("base64url");
+    assert.equal(mac, expected, `a secret of ${secret.length} characters`);
+  }
+});

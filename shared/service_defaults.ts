@@ -8,6 +8,7 @@ import {
   INTERNAL_CONTEXT_HEADER,
   type InternalContext,
   verifyInternalContext,
+  verifyInternalContextSync,
 } from "./internal_context.ts";
 import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
 
@@ -69,7 +70,7 @@ export function serviceDefaults(options: ServiceDefaultsOptions): Hono<ServiceEn
   });
 
   app.use("/v1/*", async (c, next) => {
-    const result = await verifyInternalContext(
+    const result = verifyInternalContextSync(
       contextKey,
       c.req.method,
       // The raw path and query, exactly as the gateway signed them (c.req.path is decoded).
@@ -100,23 +101,29 @@ export function requestContext(
   logger: Logger,
 ): MiddlewareHandler<{ Variables: RequestVariables }> {
   return async (c, next) => {
-    const requestId = requestIdOf(c.req.raw.headers);
+    const headers = c.req.raw.headers;
+    const requestId = requestIdOf(headers);
     c.set("requestId", requestId);
-    c.set("log", logger.child({ requestId, traceId: currentTraceId(c.req.raw.headers) }));
+    c.set("log", logger.child({ requestId, traceId: currentTraceId(headers) }));
+    // Given before the answer exists, the id goes into every answer built through the context
+    // (c.json and the like), so it need not be copied into a new Response afterwards.
+    c.header("x-request-id", requestId);
     const started = performance.now();
+    const method = c.req.method;
     const path = loggablePath(c.req.path);
-    await withIncomingContext(c.req.raw.headers, () =>
-      withSpan(`${c.req.method} ${path}`, {
-        "http.request.method": c.req.method,
+    await withIncomingContext(headers, () =>
+      withSpan(`${method} ${path}`, {
+        "http.request.method": method,
         "url.path": path,
         "service.name": service,
       }, async (span) => {
         await next();
         span.setAttribute("http.response.status_code", c.res.status);
       }, SpanKind.SERVER));
-    c.header("x-request-id", requestId);
+    // An answer made otherwise (a Response of the handler's own) gets the id here.
+    if (c.res.headers.get("x-request-id") !== requestId) c.header("x-request-id", requestId);
     c.get("log").info("request", {
-      method: c.req.method,
+      method,
       path,
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,

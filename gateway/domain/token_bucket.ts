@@ -31,7 +31,10 @@ export function secondsUntilFull(policy: BucketPolicy, tokens: number): number {
 }
 
 /** The IETF RateLimit fields for a response. */
-export function rateLimitHeaders(policy: BucketPolicy, state: BucketState): Record<string, string> {
+export function rateLimitHeaders(
+  policy: BucketPolicy,
+  state: BucketState,
+): { "RateLimit-Policy": string; "RateLimit": string } {
   return {
     "RateLimit-Policy": `"default";q=${policy.requestsPerMinute};w=60`,
     "RateLimit": `"default";r=${Math.max(0, Math.floor(state.tokens))};t=${
