@@ -5,30 +5,31 @@
  */
 export class Waker {
   #pending = false;
-  #resolve: (() => void) | null = null;
+  #resolve: ((woken: boolean) => void) | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   wake(): void {
-    if (this.#resolve) this.#finish();
+    if (this.#resolve) this.#finish(true);
     else this.#pending = true;
   }
 
-  sleep(ms: number): Promise<void> {
+  /** Resolves true when woken (or a wake was pending), false when `ms` ran out. */
+  sleep(ms: number): Promise<boolean> {
     if (this.#pending) {
       this.#pending = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       this.#resolve = resolve;
-      this.#timer = setTimeout(() => this.#finish(), Math.max(0, ms));
+      this.#timer = setTimeout(() => this.#finish(false), Math.max(0, ms));
     });
   }
 
-  #finish(): void {
+  #finish(woken: boolean): void {
     clearTimeout(this.#timer);
     const resolve = this.#resolve;
     this.#resolve = null;
-    resolve?.();
+    resolve?.(woken);
   }
 }
 
@@ -50,3 +51,25 @@ export class Backoff {
     this.#current = this.initialMs;
   }
 }
+
+/**
+ * The safety net's interval under LISTEN/NOTIFY: `minMs` after activity, doubling with each
+ * poll that finds nothing, up to `maxMs`. An idle process then looks a few times a minute
+ * instead of every second, and `maxMs` bounds how long a lost notification can go unnoticed.
+ */
+export class IdlePoll extends Backoff {
+  constructor(minMs: number, maxMs: number) {
+    super(minMs, Math.max(minMs, maxMs));
+  }
+}
+
+/** A pause nothing cuts short: lets more work gather before the next batch. */
+export function pause(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+/** The loops' safety-net defaults: the first poll after activity, and the longest idle wait. */
+export const POLL_INTERVAL_MS = 1_000;
+export const IDLE_POLL_MAX_MS = 30_000;
+/** How long a loop that just did work lets the next notifications gather into one batch. */
+export const GATHER_MS = 5;
