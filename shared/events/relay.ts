@@ -1,7 +1,15 @@
 import type { Sql } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
-import { Backoff, Waker } from "./waker.ts";
+import {
+  Backoff,
+  GATHER_MS,
+  IDLE_POLL_MAX_MS,
+  IdlePoll,
+  pause,
+  POLL_INTERVAL_MS,
+  Waker,
+} from "./waker.ts";
 
 /** Channel `writeEvent` notifies on commit, with the writing schema as payload. */
 export const OUTBOX_CHANNEL = "printshop_outbox";
@@ -13,8 +21,16 @@ export interface RelayOptions {
   topic: string;
   bus: EventBus;
   logger: Logger;
-  /** Safety net under LISTEN/NOTIFY, and how rows a crash left behind are found. */
+  /**
+   * Safety net under LISTEN/NOTIFY, and how rows a crash left behind are found: how soon an
+   * idle relay looks anyway after its last activity. Each look that finds nothing doubles the
+   * wait, up to `idlePollMaxMs`.
+   */
   pollIntervalMs?: number;
+  /** The longest an idle relay goes without looking: the bound on a lost notification. */
+  idlePollMaxMs?: number;
+  /** After publishing a batch, how long to let further commits gather before the next. */
+  gatherMs?: number;
   batchSize?: number;
   /** Published rows are kept this long for inspection, then removed. */
   keepPublishedHours?: number;
@@ -36,22 +52,42 @@ interface OutboxRow {
 }
 
 /**
- * Publishes a service's outbox to its topic, oldest first, and marks rows once the bus has
- * acknowledged them. Rows stay locked by the publishing transaction, and a transaction-scoped
- * advisory lock lets only one replica relay a schema at a time, which keeps the order. A crash
- * between publishing and marking means the rows are published again: at least once, with the
- * same event ids. When a batch fails, the next tries are smaller, down to one event; a single
- * event the broker refuses for good is quarantined in the outbox, so it cannot hold back the
- * rest.
+ * Publishes a service's outbox to its topic, oldest first, and marks rows published in the
+ * transaction that publishes them, which commits only once the bus has acknowledged them (a
+ * failed publish rolls the mark back). Rows stay locked by the publishing transaction, and a
+ * transaction-scoped advisory lock lets only one replica relay a schema at a time, which keeps
+ * the order. A crash between publishing and committing means the rows are published again: at
+ * least once, with the same event ids. When a batch fails, the next tries are smaller, down to
+ * one event; a single event the broker refuses for good is quarantined in the outbox, so it
+ * cannot hold back the rest.
+ *
+ * Cost per batch: BEGIN, one statement that takes the lock, picks the rows and marks them, the
+ * bus's publish, COMMIT. A relay that just published lets commits gather for `gatherMs` before
+ * the next batch, so under a steady stream of writes it publishes several events per batch; an
+ * idle one publishes at once.
+ *
+ * Lost notifications: the relay also looks on its own, `pollIntervalMs` after its last
+ * activity, then less and less often while nothing turns up, at least every `idlePollMaxMs`
+ * (30 s by default). It looks at once when its LISTEN connection comes back after a drop, since
+ * notifications sent meanwhile are lost.
  */
 export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRelay> {
   const { sql, schema, topic, bus, logger } = options;
-  const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const batchSize = options.batchSize ?? 500;
   const keepPublishedHours = options.keepPublishedHours ?? 24;
+  const gatherMs = options.gatherMs ?? GATHER_MS;
+  const idle = new IdlePoll(
+    options.pollIntervalMs ?? POLL_INTERVAL_MS,
+    options.idlePollMaxMs ?? IDLE_POLL_MAX_MS,
+  );
   const waker = new Waker();
+  let listening = false;
   const listener = await sql.listen(OUTBOX_CHANNEL, (payload) => {
     if (payload === schema) waker.wake();
+  }, () => {
+    // Called again each time the connection is back after a drop: look for what was missed.
+    if (listening) waker.wake();
+    listening = true;
   });
   const backoff = new Backoff(250, 15_000);
   let running = true;
@@ -60,26 +96,35 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   let limit = batchSize;
 
-  /** Publishes one batch; true when the batch was full and more may be waiting. */
-  const relayBatch = (): Promise<boolean> =>
+  /** Publishes one batch; `full` when it was full and more may be waiting. */
+  const relayBatch = (): Promise<{ published: number; full: boolean }> =>
     sql.begin(async (tx) => {
-      const [lock] = await tx<{ locked: boolean }[]>`
-        SELECT pg_try_advisory_xact_lock(hashtext(${`printshop.relay.${schema}`})) AS locked`;
-      if (!lock?.locked) return false;
+      const size = limit;
+      // The scalar sub-select is evaluated once, before any row is read: without the lock
+      // nothing is scanned. FOR UPDATE re-reads each row as the last relay committed it, so
+      // rows it published after this statement's snapshot was taken are skipped.
       const rows = await tx<OutboxRow[]>`
-        SELECT id, organization_id, type, aggregate_id, payload, traceparent, created_at
-        FROM outbox WHERE published_at IS NULL AND quarantined_at IS NULL
-        ORDER BY created_at, id
-        LIMIT ${limit}
-        FOR UPDATE`;
-      if (rows.length === 0) return false;
+        WITH picked AS (
+          SELECT id FROM outbox
+          WHERE published_at IS NULL AND quarantined_at IS NULL
+            AND (SELECT pg_try_advisory_xact_lock(hashtext(${`printshop.relay.${schema}`})))
+          ORDER BY created_at, id
+          LIMIT ${size}
+          FOR UPDATE
+        ), marked AS (
+          UPDATE outbox o SET published_at = now()
+          FROM picked WHERE o.id = picked.id
+          RETURNING o.id, o.organization_id, o.type, o.aggregate_id, o.payload, o.traceparent,
+                    o.created_at
+        )
+        SELECT * FROM marked ORDER BY created_at, id`;
+      if (rows.length === 0) return { published: 0, full: false };
       try {
         await bus.publish(topic, rows.map(toBusEvent));
       } catch (error) {
         throw new BatchFailed(rows, error);
       }
-      await tx`UPDATE outbox SET published_at = now() WHERE id = ANY(${rows.map((r) => r.id)})`;
-      return rows.length === limit;
+      return { published: rows.length, full: rows.length === size };
     });
 
   /** After a failed batch: try smaller ones, or set aside the one event the broker refuses. */
@@ -112,9 +157,9 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   const loop = (async () => {
     while (running) {
-      let more = false;
+      let outcome = { published: 0, full: false };
       try {
-        more = await relayBatch();
+        outcome = await relayBatch();
         await purge();
         if (failing) logger.info("outbox relay recovered", { topic });
         failing = false;
@@ -136,7 +181,13 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
         await waker.sleep(delay);
         continue;
       }
-      if (!more) await waker.sleep(pollIntervalMs);
+      if (outcome.full) continue;
+      if (outcome.published > 0) {
+        idle.reset();
+        // Under a steady stream of writes, the rows committed meanwhile make the next batch.
+        await pause(gatherMs);
+      }
+      if (await waker.sleep(idle.next())) idle.reset();
     }
   })();
 

@@ -230,3 +230,144 @@ Deno.test("startOutboxRelay() quarantines an event the broker refuses and publis
     await (await subscription).stop();
   }
 });
+
+/** Stores an outbox row as writeEvent does, but without its notification: as if it were lost. */
+async function writeSilently(sql: Sql, organizationId: string): Promise<string> {
+  const id = crypto.randomUUID();
+  await sql`
+    INSERT INTO outbox (id, organization_id, type, aggregate_id, payload, created_at)
+    VALUES (${id}, ${organizationId}, 'quote.deleted', ${crypto.randomUUID()},
+            ${sql.json({ id: crypto.randomUUID() })}, clock_timestamp())`;
+  return id;
+}
+
+Deno.test("startOutboxRelay() publishes a row whose notification was lost on its safety poll", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  const relay = await quotesRelay(env.sql, env.bus, { pollIntervalMs: 50, idlePollMaxMs: 200 });
+  const { seen, subscription } = collector(env.bus, "relay-lost");
+  try {
+    const [first] = await write(env.sql, org, 1);
+    await waitFor("the notified event", () => Promise.resolve(seen.length === 1), 10_000);
+    await sleep(500); // idle long enough for the poll to back off to its cap
+    const lost = await writeSilently(env.sql, org);
+    await waitFor(
+      "the event nobody was told about",
+      () => Promise.resolve(seen.length === 2),
+      10_000,
+    );
+    assertEquals(seen.map((e) => e.id), [first, lost]);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("startOutboxRelay() looks for missed rows as soon as its LISTEN connection is back", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  // No poll would run within the test: only the reconnection can find the row.
+  const relay = await quotesRelay(env.sql, env.bus, {
+    pollIntervalMs: 60_000,
+    idlePollMaxMs: 60_000,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-reconnect");
+  try {
+    await write(env.sql, org, 1);
+    await waitFor("the notified event", () => Promise.resolve(seen.length === 1), 10_000);
+    const missed = await writeSilently(env.sql, org);
+    const dropped = await env.sql`
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'quotes'
+        AND query ILIKE 'listen%'`;
+    assertEquals(dropped.length, 1, "one LISTEN connection");
+    await waitFor("the missed event", () => Promise.resolve(seen.length === 2), 10_000);
+    assertEquals(seen[1]!.id, missed);
+    await write(env.sql, org, 1);
+    await waitFor("an event notified on the new connection", () => {
+      return Promise.resolve(seen.length === 3);
+    }, 10_000);
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+Deno.test("startOutboxRelay() picks and marks a batch in one statement between BEGIN and COMMIT", async () => {
+  await using env = await setup();
+  const statements: string[] = [];
+  const relaySql = connect(env.url, {
+    schema: "quotes",
+    max: 2,
+    onQuery: (text) => statements.push(text),
+  });
+  const relay = await quotesRelay(relaySql, env.bus, {
+    pollIntervalMs: 60_000,
+    idlePollMaxMs: 60_000,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-statements");
+  const committed = () => statements.at(-1)?.trim() === "commit";
+  try {
+    const org = crypto.randomUUID();
+    await write(env.sql, org, 1);
+    await waitFor(
+      "the first batch",
+      () => Promise.resolve(seen.length === 1 && committed()),
+      10_000,
+    );
+    statements.length = 0;
+    await env.sql.begin(async (tx) => {
+      for (let i = 0; i < 3; i++) {
+        await writeEvent(tx, {
+          organizationId: org,
+          type: "quote.deleted",
+          aggregateId: crypto.randomUUID(),
+          payload: { id: crypto.randomUUID() },
+        });
+      }
+    });
+    await waitFor(
+      "the second batch",
+      () => Promise.resolve(seen.length === 4 && committed()),
+      10_000,
+    );
+    const keywords = statements.map((text) => text.trim().split(/\s+/)[0]!.toLowerCase());
+    assertEquals(keywords, ["begin", "with", "commit"], statements.join("\n---\n"));
+    const [left] = await env.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+    assertEquals(left!.n, 0, "every row marked published");
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+    await relaySql.end();
+  }
+});
+
+Deno.test("startOutboxRelay() publishes commits that come in just after a batch together", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  let publishes = 0;
+  const counting: EventBus = {
+    transport: "embedded",
+    publish: (topic, events) => {
+      publishes++;
+      return env.bus.publish(topic, events);
+    },
+    subscribe: (options) => env.bus.subscribe(options),
+    close: () => Promise.resolve(),
+  };
+  // A wide window, so that twenty commits in a row surely fall within it.
+  const relay = await quotesRelay(env.sql, counting, { gatherMs: 1_000 });
+  const { seen, subscription } = collector(env.bus, "relay-gather");
+  try {
+    const ids = await write(env.sql, org, 1);
+    await waitFor("the first event", () => Promise.resolve(seen.length === 1), 10_000);
+    ids.push(...await write(env.sql, org, 20));
+    await waitFor("twenty more", () => Promise.resolve(seen.length === 21), 10_000);
+    assert(publishes <= 3, `published in ${publishes} batches, not one per commit`);
+    assertEquals(seen.map((e) => e.id), ids, "in write order");
+  } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
