@@ -15,12 +15,16 @@
  * Then, on the same stack, the ratios part (scripts/bench_ratios.ts, issue 15): floors started
  * in the same run on the same PostgreSQL (scripts/bench_floors.ts: a naive proxy in front of a
  * bare JSON handler, a one-transaction write, a 20-rows-and-count read, a single-row read) and
- * the product beside each (`POST /v1/quotes`, `GET /v1/quotes?limit=20`, `GET /v1/quotes/{id}`,
- * `GET /v1/me`, `GET /v1/reference/limits`), 16 connections each, printed as ratios with the
- * issue's goals; and the footprint: RSS of each process idle (taken right after boot, before any
- * part loads the stack, with the idle CPU over `BENCH_IDLE_S`, 60 s unless set), after that part
- * and after the last part on this stack. Figures in bench-results/ratios.json; run it alone with
- * `deno run -A scripts/bench_ratios.ts`.
+ * the product beside each (`POST /v1/quotes`, lines of 5 variants and variant PATCHes on quotes
+ * of 3 × 4 × 5, `GET /v1/quotes?limit=20`, `GET /v1/quotes/{id}`, `GET /v1/me`,
+ * `GET /v1/reference/limits`), 16 connections each, printed as ratios with the issue's goals;
+ * event → signed webhook delivery under the create load's rate; and the footprint: RSS of each
+ * process idle (taken right after boot, before any part loads the stack, with the idle CPU over
+ * `BENCH_IDLE_S`, 60 s unless set), after that part and after the last part on this stack. Its
+ * table is printed last, once the quotes part below has added the 200-quote list over 10,000
+ * quotes and every part has run, with the last three runs' goals side by side
+ * (bench-results/ratios-history.jsonl) and the whole run's wall time. Figures in
+ * bench-results/ratios.json; run it alone with `deno run -A scripts/bench_ratios.ts`.
  *
  * Then, on the same stack, the quotes-at-scale part (scripts/bench_quotes.ts): a second
  * organisation seeded with 10,000 full quotes by SQL, the 200-quote list page and a re-banding
@@ -66,11 +70,14 @@ import {
   startBenchSmtp,
 } from "./bench_proofs.ts";
 import {
+  appendHistory,
+  codeVersion,
   footprintAfterAllParts,
-  formatFootprint,
   formatRatiosReport,
+  historyEntry,
   measureIdle,
   runRatiosBench,
+  withListAtScale,
   writeRatiosReport,
 } from "./bench_ratios.ts";
 import {
@@ -120,6 +127,7 @@ async function latency(
   return { p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
+const started = performance.now();
 // Only the CRM process gets its larger BULK_MAX_ROWS: the other parts measure as before. The
 // proofs process sends its mail to a real SMTP server in this process.
 const smtp = await startBenchSmtp();
@@ -262,9 +270,11 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   console.log("Figures written to bench-results/gateway.json");
 
   // Issue 15's ratios, on the same stack: floors in this run, the product beside each.
-  const ratiosReport = await runRatiosBench(bench, { durationS: DURATION_S, idle });
+  // Its table comes last, with the list at scale from the quotes part and the footprint after
+  // every part.
+  let ratiosReport = await runRatiosBench(bench, { durationS: DURATION_S, idle });
   await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
-  console.log(formatRatiosReport(ratiosReport, "bench-results/ratios.json"));
+  console.error("[bench] ratios measured: their table comes at the end, with every goal");
 
   // Quotes at scale, on the same stack: a new organisation seeded with 10,000 full quotes.
   const quotesReport = await runQuotesBench({
@@ -279,6 +289,7 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
     JSON.stringify(quotesReport, null, 2) + "\n",
   );
   console.log(formatQuotesReport(quotesReport, "bench-results/quotes.json"));
+  ratiosReport = withListAtScale(ratiosReport, quotesReport);
 
   // The catalogue, on the same stack: bulk create, a 100,000-item cursor walk, stock writers.
   const catalogueReport = await runCatalogueBench({
@@ -320,12 +331,22 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   // The footprint after every part that ran on this stack, beside the ratios part's figures.
   ratiosReport.footprint.afterAllParts = await footprintAfterAllParts(bench);
   await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
-  console.log(`\n${formatFootprint(ratiosReport, false)}`);
 
   // Events → webhook deliveries, on stacks of their own: this one stops so it leaves the cores.
   await stack.stop();
   const eventsReport = await runEventsBench({ postgresUrl: pg.url });
   console.log(await writeEventsReport(eventsReport, "bench-results/events.json"));
+
+  // Issue 15: every goal of this run, then the last three runs side by side.
+  const totalSeconds = (performance.now() - started) / 1000;
+  const history = await appendHistory(
+    historyEntry(ratiosReport, "deno task bench", totalSeconds, await codeVersion()),
+  );
+  console.log(formatRatiosReport(ratiosReport, "bench-results/ratios.json", history));
+  console.log(
+    `\ndeno task bench: ${(totalSeconds / 60).toFixed(1)} min from start to this line ` +
+      `(BENCH_DURATION_S=${DURATION_S}, BENCH_IDLE_S=${idle.cpu.seconds.toFixed(0)})`,
+  );
   assertEventsRan(eventsReport);
 } finally {
   // With the seeded quotes it holds hundreds of MB; stopping removes it.

@@ -8,8 +8,9 @@
  * Kafka through kafkajs against Mokapi (shared/testing/mokapi.ts), a Kafka-wire-protocol test
  * broker that keeps everything in memory. Mokapi's figures say nothing about a real Kafka
  * cluster; they show the kafkajs path of the product under load on this machine.
- * A loopback receiver in this process answers 204 to every delivery and records, per event id
- * (the `webhook-id` header), when it arrived; the body's `timestamp` is the event's occurredAt
+ * A loopback receiver in this process verifies each delivery's Standard Webhooks signature with
+ * its subscription's secret (as a customer's endpoint would; 401 and counted when it does not),
+ * answers 204 and records, per event id (the `webhook-id` header), when it arrived; the body's `timestamp` is the event's occurredAt
  * (the outbox row's clock_timestamp()), so receipt − occurredAt is the whole outbox → relay →
  * bus → webhooks consumer → delivery worker → HTTP path, on one machine clock.
  *
@@ -49,6 +50,8 @@ import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { launchStack, type RunningStack } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
+import { Webhook } from "standardwebhooks";
+import { type LatencyFigures, latencyFigures } from "./bench_stats.ts";
 
 const LATENCY_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 15);
 const BACKLOG = Number(Deno.env.get("BENCH_EVENTS_BACKLOG") ?? 2_000);
@@ -85,12 +88,8 @@ const WRITE_OF: Record<EventType, string> = {
   "quote.deleted": "DELETE /v1/quotes/{id} (empty drafts seeded by SQL)",
 };
 
-export interface Distribution {
-  samples: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-}
+/** p50, p99 and max of a set of milliseconds (scripts/bench_stats.ts). */
+export type Distribution = LatencyFigures;
 
 /** Where the time goes, from database timestamps (see `stageBreakdown`). */
 export interface Stages {
@@ -141,6 +140,8 @@ export interface Completeness {
   missing: number;
   /** Second and later copies of an event id (delivery is at least once). */
   duplicates: number;
+  /** Deliveries whose signature did not verify with the subscription's secret (answered 401). */
+  refused: number;
 }
 
 interface PhaseEvidence {
@@ -220,36 +221,41 @@ const randomHex = (bytes: number): string =>
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function distribution(values: readonly number[]): Distribution {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number): number =>
-    sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return {
-    samples: sorted.length,
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    maxMs: sorted.length === 0 ? NaN : sorted[sorted.length - 1]!,
-  };
-}
+const distribution = latencyFigures;
 
 // ---------------------------------------------------------------------------------------------
-// The receiver: one listener, one path per phase, first arrival per event id.
+// The receiver: one listener, one path per subscription, first arrival per event id. Also used
+// by scripts/bench_ratios.ts (events under the write load).
 
-interface Arrival {
+export interface Arrival {
   receivedAt: number;
   occurredAt: number;
+  /** The payload's `data.id`: the row the event is about (a created quote's id). */
+  dataId: string | null;
 }
 
-interface Receiver {
+export interface Receiver {
   url: string;
   arrivals(path: string): Map<string, Arrival>;
   duplicates(path: string): number;
+  /**
+   * From now on, a delivery to `path` must carry a Standard Webhooks signature by `secret` (the
+   * `whsec_…` its subscription answered), verified as a customer's endpoint would; one that does
+   * not is answered 401 and counted in `refused`, not in `arrivals`.
+   */
+  verifyWith(path: string, secret: string): void;
+  /** Deliveries to `path` whose signature did not verify. */
+  refused(path: string): number;
+  /** Every path that received a delivery, with how many distinct event ids. */
+  paths(): Map<string, number>;
   stop(): Promise<void>;
 }
 
-function startReceiver(): Receiver {
+export function startReceiver(): Receiver {
   const byPath = new Map<string, Map<string, Arrival>>();
   const dupes = new Map<string, number>();
+  const refusals = new Map<string, number>();
+  const verifiers = new Map<string, Webhook>();
   const arrivals = (path: string): Map<string, Arrival> => {
     let map = byPath.get(path);
     if (!map) byPath.set(path, map = new Map());
@@ -260,12 +266,25 @@ function startReceiver(): Receiver {
     const id = req.headers.get("webhook-id");
     const path = new URL(req.url).pathname;
     try {
-      const body = await req.json() as { timestamp?: string };
+      const text = await req.text();
+      const verifier = verifiers.get(path);
+      if (verifier) {
+        try {
+          verifier.verify(text, Object.fromEntries(req.headers));
+        } catch {
+          refusals.set(path, (refusals.get(path) ?? 0) + 1);
+          return new Response(null, { status: 401 });
+        }
+      }
+      const body = JSON.parse(text) as { timestamp?: string; data?: { id?: unknown } };
       const occurredAt = Date.parse(body.timestamp ?? "");
       if (id === null || Number.isNaN(occurredAt)) return new Response(null, { status: 400 });
       const seen = arrivals(path);
       if (seen.has(id)) dupes.set(path, (dupes.get(path) ?? 0) + 1);
-      else seen.set(id, { receivedAt, occurredAt });
+      else {
+        const dataId = typeof body.data?.id === "string" ? body.data.id : null;
+        seen.set(id, { receivedAt, occurredAt, dataId });
+      }
       return new Response(null, { status: 204 });
     } catch {
       return new Response(null, { status: 400 });
@@ -275,6 +294,9 @@ function startReceiver(): Receiver {
     url: `http://127.0.0.1:${server.addr.port}`,
     arrivals,
     duplicates: (path) => dupes.get(path) ?? 0,
+    verifyWith: (path, secret) => void verifiers.set(path, new Webhook(secret)),
+    refused: (path) => refusals.get(path) ?? 0,
+    paths: () => new Map([...byPath].map(([path, seen]) => [path, seen.size])),
     stop: () => server.shutdown(),
   };
 }
@@ -452,14 +474,15 @@ async function shop(run: Run, name: string, event: EventType, path: string): Pro
     await admin("PUT", `/admin/organizations/${org.id}/limits`, { requestsPerMinute: 1_000_000 }),
     "raising the rate limit",
   );
-  await json(
+  const subscription = (await json<{ data: { secret: string } }>(
     await fetch(`${run.stack.gatewayUrl}/v1/webhooks`, {
       method: "POST",
       headers: { "x-api-key": key.apiKey, "content-type": "application/json" },
       body: JSON.stringify({ url: `${run.receiver.url}${path}`, event }),
     }),
     "subscribing",
-  );
+  )).data;
+  run.receiver.verifyWith(path, subscription.secret);
   return { organizationId: org.id, apiKey: key.apiKey, event, path, quoteIds: [] };
 }
 
@@ -545,6 +568,7 @@ async function awaitDeliveries(
     allArrived: left === 0 && ids.length > 0,
     missing: left,
     duplicates: run.receiver.duplicates(s.path),
+    refused: run.receiver.refused(s.path),
   };
 }
 
@@ -615,6 +639,48 @@ async function evidence(
   return { cpu, relayErrors: await relayErrors(), stages: await stageBreakdown(run, s, ids) };
 }
 
+/**
+ * `total` calls of `send` at `ratePerS`, open loop: each leaves on schedule, whatever the earlier
+ * ones are doing, unless `maxInFlight` are unanswered (then it waits for one, and leaves late:
+ * `maxScheduleSlipMs` shows it). `check` runs every 100 calls (it may throw to stop the loop).
+ * Also used by scripts/bench_ratios.ts.
+ */
+export async function openLoop<T>(
+  total: number,
+  ratePerS: number,
+  send: (i: number) => Promise<T>,
+  options: { check?: () => void; maxInFlight?: number } = {},
+): Promise<{ results: T[]; offeredRatePerSecond: number; maxScheduleSlipMs: number }> {
+  const intervalMs = 1000 / ratePerS;
+  const maxInFlight = options.maxInFlight ?? Infinity;
+  const results: Promise<T>[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  let maxSlip = 0;
+  const start = performance.now() + 20;
+  let firstSent = 0;
+  let lastSent = 0;
+  for (let i = 0; i < total; i++) {
+    if (i % 100 === 0) options.check?.();
+    const due = start + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    const now = performance.now();
+    maxSlip = Math.max(maxSlip, now - due);
+    if (i === 0) firstSent = now;
+    lastSent = now;
+    const result = send(i);
+    const settled = result.then(() => {}, () => {}).finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
+    results.push(result);
+  }
+  return {
+    results: await Promise.all(results),
+    offeredRatePerSecond: total > 1 ? (total - 1) / ((lastSent - firstSent) / 1000) : NaN,
+    maxScheduleSlipMs: maxSlip,
+  };
+}
+
 interface Driven {
   writes: Write[];
   /** Requests sent ÷ the time between the first and the last one leaving. */
@@ -624,27 +690,13 @@ interface Driven {
 
 /** `total` changes at RATE_PER_S, open loop: each leaves on schedule, answered or not. */
 async function drive(run: Run, s: Shop, total: number): Promise<Driven> {
-  const intervalMs = 1000 / RATE_PER_S;
-  const writes: Promise<Write>[] = [];
-  let maxSlip = 0;
-  const start = performance.now() + 20;
-  let firstSent = 0;
-  let lastSent = 0;
-  for (let i = 0; i < total; i++) {
-    if (i % 100 === 0) run.check();
-    const due = start + i * intervalMs;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const now = performance.now();
-    maxSlip = Math.max(maxSlip, now - due);
-    if (i === 0) firstSent = now;
-    lastSent = now;
-    writes.push(change(run, s, i));
-  }
+  const driven = await openLoop(total, RATE_PER_S, (i) => change(run, s, i), {
+    check: run.check,
+  });
   return {
-    writes: await Promise.all(writes),
-    offeredRatePerSecond: total > 1 ? (total - 1) / ((lastSent - firstSent) / 1000) : NaN,
-    maxScheduleSlipMs: maxSlip,
+    writes: driven.results,
+    offeredRatePerSecond: driven.offeredRatePerSecond,
+    maxScheduleSlipMs: driven.maxScheduleSlipMs,
   };
 }
 
@@ -975,7 +1027,8 @@ export function formatEventsReport(report: EventsReport, writtenTo: string): str
   const rows = report.transports.flatMap((t) => t.workloads.map((w) => ({ t, w })));
   const lines: string[] = [
     "",
-    "Events → webhook deliveries (one subscription per workload; loopback receiver answering 204)",
+    "Events → webhook deliveries (one subscription per workload; loopback receiver verifying " +
+    "signatures, answering 204)",
     "",
     `${`steady ${RATE_PER_S}/s, open loop`.padEnd(24)}${"offered/s".padStart(10)}${
       "deliv/s".padStart(9)
@@ -1069,6 +1122,11 @@ export function formatEventsReport(report: EventsReport, writtenTo: string): str
       const quarantined = figures.quarantined > 0 ? `${figures.quarantined} quarantined; ` : "";
       lines.push(`  ${name}: ${quarantined}${kinds.join("; ")}`);
     }
+  }
+  const unsigned = phases.filter(({ figures }) => figures.refused > 0);
+  if (unsigned.length > 0) {
+    lines.push("", "Deliveries whose signature did not verify (answered 401):");
+    for (const { name, figures } of unsigned) lines.push(`  ${name}: ${figures.refused}`);
   }
   lines.push(
     "",

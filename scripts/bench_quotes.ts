@@ -46,9 +46,15 @@ export const QUOTES_SEEDED = Number(Deno.env.get("BENCH_QUOTES") ?? 10_000);
 if (!Number.isInteger(QUOTES_SEEDED) || QUOTES_SEEDED < 1) {
   throw new Error(`BENCH_QUOTES must be a whole number ≥ 1, not ${Deno.env.get("BENCH_QUOTES")}`);
 }
-const GROUPS_PER_QUOTE = 3;
-const LINES_PER_GROUP = 4;
-const VARIANTS_PER_LINE = 5;
+/**
+ * The full quote of the quotes issue: 3 groups × 4 Garment lines × 5 variants (the seed here adds
+ * 2 decorations per group). scripts/bench_ratios.ts builds its full quotes through the API in the
+ * same shape.
+ */
+export const FULL_QUOTE_SHAPE = { groups: 3, linesPerGroup: 4, variantsPerLine: 5 } as const;
+const GROUPS_PER_QUOTE = FULL_QUOTE_SHAPE.groups;
+const LINES_PER_GROUP = FULL_QUOTE_SHAPE.linesPerGroup;
+const VARIANTS_PER_LINE = FULL_QUOTE_SHAPE.variantsPerLine;
 const DECORATIONS_PER_GROUP = 2;
 const PAGE = 200;
 const LIST_SAMPLES = 100;
@@ -108,7 +114,14 @@ export interface QuotesReport {
     variantsPerPage: number;
     responseBytes: { min: number; median: number; max: number };
     sequential: LatencyFigures;
-    load: { connections: number; durationS: number; requestsPerSecond: number; non2xx: number };
+    load: {
+      connections: number;
+      durationS: number;
+      requestsPerSecond: number;
+      /** Response bytes per second under the load (autocannon's throughput: heads and bodies). */
+      bytesPerSecond: number;
+      non2xx: number;
+    };
     /** The same request at smaller `limit`s, sequential, for context. */
     smallerPages: ({ limit: number } & LatencyFigures)[];
     goalP50MsAtMost: number;
@@ -572,6 +585,7 @@ async function listBench(
       connections: LIST_CONNECTIONS,
       durationS,
       requestsPerSecond: result.requests.average,
+      bytesPerSecond: result.throughput.average,
       non2xx: result.non2xx,
     },
     smallerPages,
@@ -813,7 +827,7 @@ export function formatQuotesReport(report: QuotesReport, writtenTo: string): str
     "",
     `list: latency over ${list.sequential.samples} sequential requests after warm-up; req/s from ` +
     `autocannon, ${list.load.durationS} s at ${list.load.connections} connections ` +
-    `(${list.load.non2xx} non-2xx)`,
+    `(${list.load.non2xx} non-2xx), ${mb(list.load.bytesPerSecond)}/s answered`,
     `list page: ${list.itemsPerPage} quotes with ${list.variantsPerPage} variants, ` +
     `${mb(list.responseBytes.median)} (min ${mb(list.responseBytes.min)}, max ` +
     `${mb(list.responseBytes.max)})`,

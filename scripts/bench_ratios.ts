@@ -3,7 +3,8 @@
  * in the same run, on the same PostgreSQL server (scripts/bench_floors.ts), printed as a ratio
  * with the issue's goal and met / not met. Imported by scripts/bench.ts and run on its stack
  * after the gateway part; or alone, on a stack of its own, with
- * `deno run -A scripts/bench_ratios.ts`.
+ * `deno run -A scripts/bench_ratios.ts` (which then runs the quotes part too, for the 200-quote
+ * list over 10,000 quotes).
  *
  * Load: 16 connections in a closed loop each (one request, wait for its answer, the next), for
  * BENCH_DURATION_S per target after a 1 s warm-up, every request timed with performance.now().
@@ -15,19 +16,53 @@
  * weighs on both sides of each ratio; its CPU is reported beside each run.
  *
  * Measured, each floor just before its product figure so that the machine's other load hits
- * both alike:
+ * both alike (the write floor is measured again before each of the three writes):
  * - proxy floor, then `GET /v1/me` and `GET /v1/reference/limits` through the gateway;
  * - write floor, then `POST /v1/quotes` `{ "reference": "…" }` (16 writers, one organisation),
  *   then a wait until the quotes outbox is published (reported), so the relay's backlog does
  *   not run under the next loads;
+ * - write floor, then lines of 5 variants: each of the 16 connections, in turn, adds a Garment
+ *   line to a group of its quote (`POST /v1/quote-groups/{id}/lines`), its 5 variants
+ *   (`POST /v1/quote-lines/{id}/variants`, one by one, as the API takes them: a line is created
+ *   without variants) and deletes the line again (`DELETE /v1/quote-lines/{id}`), the groups
+ *   taken in rotation. The line POST and the variant POSTs each get the issue's p99 goal; the
+ *   delete is reported, not judged. Then the outbox wait;
+ * - write floor, then `PATCH /v1/quote-variants/{id}` `{ "quantity": … }`: each connection
+ *   walks the 60 variants of its quote, each PATCH changing the quantity (base + 1, then back),
+ *   so the line's quantity and the quote's totals are recomputed every time. Then the outbox
+ *   wait;
  * - read floor over a copy of the organisation's quotes rows as they are now, then
  *   `GET /v1/quotes?limit=20` (the same rows);
  * - single-row floor (the full quote's own answer stored as one row), then `GET /v1/quotes/{id}`
  *   of a full quote (3 groups × 4 lines × 5 variants, built through the API).
  *
+ * How the writers of lines and PATCHes spread: all 16 in ONE organisation (the issue's), each
+ * connection on a quote of its own, every one of the shape 3 groups × 4 Garment lines × 5
+ * variants, built through the API before the loads. A quote is locked while its rows change (by
+ * design: its totals are recomputed in the same transaction), so 16 writers on one quote would
+ * measure that queue, one after the other, not the cost of a write. No limit bounds a group's
+ * lines (shared/limits.ts has none, and sortOrder goes to 100,000), so the line writers delete
+ * each line they add: every quote stays between 60 and 65 variants, and a longer run measures
+ * the same thing as a shorter one.
+ *
  * Ratios and goals (issue 15): quote create req/s ≥ 0.5 × write floor and p99 ≤ 4 × write floor
- * p99; list ≥ 0.8 × read floor; get-by-id ≥ 0.8 × single-row floor; /v1/me and
- * /v1/reference/limits ≥ 1.0 × proxy floor.
+ * p99; the line POST, its variant POSTs and the variant PATCH each p99 ≤ 4 × their write floor's
+ * p99 (their req/s ÷ the floor is printed too, without a goal: the issue sets ≥ 0.5 for the
+ * quote create only); list ≥ 0.8 × read floor; get-by-id ≥ 0.8 × single-row floor; /v1/me and
+ * /v1/reference/limits ≥ 1.0 × proxy floor. Two absolute goals: `GET /v1/quotes?limit=200` over
+ * 10,000 quotes of the quotes issue's shape p50 ≤ 50 ms, taken from the quotes part
+ * (scripts/bench_quotes.ts seeds them and measures it; its answered bytes per second beside), and
+ * event → signed delivery p99 ≤ 1 s under the write load (below).
+ *
+ * Events under the write load (item 6): a second organisation subscribes once to every event
+ * type the API lists (`GET /v1/reference/events`), each subscription to its own path of a
+ * loopback receiver in this process that verifies every delivery's Standard Webhooks signature
+ * with that subscription's secret (scripts/bench_events.ts's receiver; the bench stack lets the
+ * webhooks service deliver to loopback). Then `POST /v1/quotes`, open loop at the rate the
+ * 16-writer create load reached in this run, for BENCH_DURATION_S (at most 64 unanswered; a
+ * request held back by that leaves late, shown as the schedule slip), on the embedded transport.
+ * Latency = receipt − the event's occurredAt (the outbox row's time; one machine clock). Met
+ * when p99 ≤ 1 s and every created quote's event arrived, signed.
  *
  * Footprint (item 5), from /proc: VmRSS of the gateway and each service process idle before load
  * and after this part's loads (goals ≤ 80 MB and ≤ 120 MB); CPU (utime + stime) of the idle
@@ -41,12 +76,15 @@
  *
  * Diagnostics, after the timed runs and outside them: statements per request of each product
  * request by application (PostgreSQL's statement log, switched on for the sample only), and
- * what the stack's backends wait on (pg_stat_activity sampled) under the 16-writer create load.
+ * what the stack's backends wait on (pg_stat_activity sampled) under each 16-writer write load
+ * (the quote create, the line turns, the variant PATCHes).
  *
- * Figures go to bench-results/ratios.json. Nothing is asserted: a goal not met is printed as
- * such and the run goes on.
+ * Figures go to bench-results/ratios.json. Each run also appends its goals (and the footprint's)
+ * to bench-results/ratios-history.jsonl (git-ignored, as bench-results/ is), and the report
+ * ends with the last three runs side by side, so a closing note can quote a run with the two
+ * before it. Nothing is asserted: a goal not met is printed as such and the run goes on.
  */
-import { percentile } from "./bench_stats.ts";
+import { type LatencyFigures, latencyFigures, percentile } from "./bench_stats.ts";
 import { dirname, join } from "node:path";
 import { connect, type Sql } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
@@ -58,6 +96,13 @@ import {
   startBenchStack,
 } from "./bench_stack.ts";
 import { type FloorProcess, type Floors, startFloors } from "./bench_floors.ts";
+import {
+  formatQuotesReport,
+  FULL_QUOTE_SHAPE,
+  type QuotesReport,
+  runQuotesBench,
+} from "./bench_quotes.ts";
+import { openLoop, type Receiver, startReceiver } from "./bench_events.ts";
 
 /** Seconds the idle stack's CPU is measured over (`BENCH_IDLE_S`), 60 unless set. */
 export const BENCH_IDLE_S = Number(Deno.env.get("BENCH_IDLE_S") ?? 60);
@@ -68,9 +113,21 @@ const SETTLE_S = 3;
 const RSS_IDLE_GOAL_MB = 80;
 const RSS_AFTER_GOAL_MB = 120;
 const IDLE_CPU_GOAL_PCT = 1;
-const GROUPS = 3;
-const LINES_PER_GROUP = 4;
-const VARIANTS_PER_LINE = 5;
+const GROUPS = FULL_QUOTE_SHAPE.groups;
+const LINES_PER_GROUP = FULL_QUOTE_SHAPE.linesPerGroup;
+const VARIANTS_PER_LINE = FULL_QUOTE_SHAPE.variantsPerLine;
+/** Goal of the 200-quote list over 10,000 quotes (the quotes issue's), p50 in ms. */
+const LIST_AT_SCALE_GOAL_P50_MS = 50;
+/** Goal of event → signed delivery under the write load, p99 in ms. */
+const EVENTS_GOAL_P99_MS = 1000;
+/** Quotes created (each waited for, delivered) before the events load, to warm the path. */
+const EVENTS_WARMUP = 10;
+/** The open loop of the events load holds back a request past this many unanswered. */
+const EVENTS_MAX_IN_FLIGHT = 64;
+/** Waiting for the events load's deliveries gives up when none arrived for this long… */
+const EVENTS_STALL_MS = 20_000;
+/** …or this long after the last write. */
+const EVENTS_DRAIN_CAP_MS = 60_000;
 /** Sequential requests per product request while PostgreSQL logs statements. */
 const STATEMENT_SAMPLE = 20;
 /** After a statement sample, so the relay, the bus and consumers finish what it set off. */
@@ -79,6 +136,9 @@ const IDLE_BASELINE_MS = 3000;
 const WAIT_SAMPLE_EVERY_MS = 10;
 const OUTBOX_DRAIN_TIMEOUT_MS = 120_000;
 const RESULTS = "bench-results/ratios.json";
+const HISTORY = "bench-results/ratios-history.jsonl";
+/** Runs side by side at the end of the report: this one and the two before it. */
+const HISTORY_RUNS = 3;
 
 // ---------------------------------------------------------------- pure helpers (tested)
 
@@ -120,8 +180,12 @@ export interface Goal {
   /** What is compared, e.g. "POST /v1/quotes req/s ÷ write floor req/s". */
   figure: string;
   product: number;
-  floor: number;
-  ratio: number;
+  /** The floor the product is divided by; null for an absolute goal (ms), judged on `product`. */
+  floor: number | null;
+  /** product ÷ floor; null for an absolute goal. */
+  ratio: number | null;
+  /** The unit of an absolute goal's product and target ("ms"); absent for a ratio. */
+  unit?: string;
   comparator: "≥" | "≤";
   target: number;
   met: boolean;
@@ -136,9 +200,55 @@ export function goal(
   target: number,
 ): Goal {
   const ratio = product / floor;
-  const met = Number.isFinite(ratio) && (comparator === "≥" ? ratio >= target : ratio <= target);
-  return { figure, product, floor, ratio, comparator, target, met };
+  return {
+    figure,
+    product,
+    floor,
+    ratio,
+    comparator,
+    target,
+    met: compare(ratio, comparator, target),
+  };
 }
+
+/** An absolute figure (ms) against the issue's bound; one that was not measured is never met. */
+export function absoluteGoal(
+  figure: string,
+  product: number,
+  unit: string,
+  comparator: "≥" | "≤",
+  target: number,
+): Goal {
+  return {
+    figure,
+    product,
+    floor: null,
+    ratio: null,
+    unit,
+    comparator,
+    target,
+    met: compare(product, comparator, target),
+  };
+}
+
+function compare(value: number, comparator: "≥" | "≤", target: number): boolean {
+  return Number.isFinite(value) && (comparator === "≥" ? value >= target : value <= target);
+}
+
+/** A ratio printed beside the goals without one of its own (the issue sets none for it). */
+export interface Ratio {
+  figure: string;
+  product: number;
+  floor: number;
+  ratio: number;
+}
+
+export function ratio(figure: string, product: number, floor: number): Ratio {
+  return { figure, product, floor, ratio: product / floor };
+}
+
+/** What a goal is judged on: the ratio, or an absolute goal's own figure. */
+export const goalValue = (g: Pick<Goal, "ratio" | "product">): number => g.ratio ?? g.product;
 
 /** A limit on an absolute figure (RSS, CPU): met when the value is within it. */
 export function withinLimit(value: number | null, limit: number): boolean {
@@ -147,8 +257,17 @@ export function withinLimit(value: number | null, limit: number): boolean {
 
 export const metText = (met: boolean): string => met ? "met" : "not met";
 
-export function formatGoal(g: Pick<Goal, "comparator" | "target">): string {
-  return `${g.comparator} ${g.target.toFixed(2)}`;
+export function formatGoal(g: Pick<Goal, "comparator" | "target" | "unit">): string {
+  return g.unit
+    ? `${g.comparator} ${g.target} ${g.unit}`
+    : `${g.comparator} ${g.target.toFixed(2)}`;
+}
+
+/** A goal's value as printed: a ratio to two decimals, an absolute figure with its unit. */
+export function formatGoalValue(g: Pick<Goal, "ratio" | "product" | "unit">): string {
+  const v = goalValue(g);
+  if (!Number.isFinite(v)) return "–";
+  return g.unit ? `${v.toFixed(v < 100 ? 1 : 0)} ${g.unit}` : v.toFixed(2);
 }
 
 /** `/proc/<pid>/stat`: utime + stime, cutime + cstime (clock ticks) and the parent's pid. */
@@ -435,59 +554,112 @@ export async function measureIdle(bench: BenchStack, idleS = BENCH_IDLE_S): Prom
 
 // ---------------------------------------------------------------- load
 
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
 interface Target {
   url: string;
-  method?: "GET" | "POST";
+  method?: Method;
   headers?: Record<string, string>;
   /** A fresh body per request. */
   body?: () => string;
   expectStatus: number;
 }
 
+/** One request of a turn. */
+interface Call {
+  url: string;
+  method?: Method;
+  headers?: Record<string, string>;
+  body?: string;
+  expectStatus: number;
+  /** Read the answer as text and hand it back (else its bytes are read and dropped). */
+  read?: boolean;
+}
+
 /**
- * CONNECTIONS loops, each sending the next request once the last answer is read: a warm-up,
- * then `durationS` measured. `measured` runs its `before` and `after` right around the
- * measured phase (the CPU snapshots, so the warm-up is not counted).
+ * Sends one request, timed under `label`; answers the body's text when the status is the
+ * expected one and `read` was asked, "" when not asked, and null when the status is another.
  */
-async function closedLoop(
-  target: Target,
+type Send = (label: string, call: Call) => Promise<string | null>;
+
+/** What one connection does per turn (one request, or a sequence such as a line and its variants). */
+type Turn = (send: Send) => Promise<void>;
+
+/**
+ * One loop per turn function (a connection each), each starting its next turn once the last one
+ * ended: a warm-up, then `durationS` measured. A turn begun before the end runs to its end, and
+ * its requests count (the wall time includes them). `measured` runs its `before` and `after`
+ * right around the measured phase (the CPU snapshots, so the warm-up is not counted). Answers
+ * the figures of each label sent.
+ */
+async function turnLoop(
+  turns: Turn[],
   durationS: number,
   measured?: { before(): Promise<void>; after(): Promise<void> },
-): Promise<LoadFigures> {
-  const latencies: number[] = [];
-  const failures: Record<string, number> = {};
-  const once = async (record: boolean): Promise<void> => {
+): Promise<Record<string, LoadFigures>> {
+  const latencies = new Map<string, number[]>();
+  const failures = new Map<string, Record<string, number>>();
+  let record = false;
+  const send: Send = async (label, call) => {
     const started = performance.now();
     let outcome: string;
+    let text: string | null = null;
     try {
-      const res = await fetch(target.url, {
-        method: target.method ?? "GET",
-        headers: target.headers,
-        body: target.body?.(),
+      const res = await fetch(call.url, {
+        method: call.method ?? "GET",
+        headers: call.headers,
+        body: call.body,
       });
-      await res.arrayBuffer();
-      outcome = res.status === target.expectStatus ? "" : String(res.status);
+      const body = call.read ? await res.text() : (await res.arrayBuffer(), "");
+      outcome = res.status === call.expectStatus ? "" : String(res.status);
+      if (!outcome) text = body;
     } catch (error) {
       outcome = error instanceof Error ? error.name : "error";
     }
-    if (!record) return;
-    if (outcome) failures[outcome] = (failures[outcome] ?? 0) + 1;
-    else latencies.push(performance.now() - started);
+    if (!record) return text;
+    if (!latencies.has(label)) latencies.set(label, []);
+    if (outcome) {
+      const byOutcome = failures.get(label) ?? {};
+      byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
+      failures.set(label, byOutcome);
+    } else latencies.get(label)!.push(performance.now() - started);
+    return text;
   };
-  const run = async (seconds: number, record: boolean): Promise<number> => {
+  const run = async (seconds: number): Promise<number> => {
     const started = performance.now();
     const until = started + seconds * 1000;
-    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < until) await once(record);
+    await Promise.all(turns.map(async (turn) => {
+      while (performance.now() < until) await turn(send);
     }));
     return (performance.now() - started) / 1000;
   };
-  await run(WARMUP_S, false);
+  await run(WARMUP_S);
   await measured?.before();
-  const elapsed = await run(durationS, true);
+  record = true;
+  const elapsed = await run(durationS);
+  record = false;
   await measured?.after();
-  return loadFigures(latencies, elapsed, CONNECTIONS, failures);
+  return Object.fromEntries(
+    [...latencies].map((
+      [label, ms],
+    ) => [label, loadFigures(ms, elapsed, turns.length, failures.get(label) ?? {})]),
+  );
 }
+
+/** CONNECTIONS connections, each sending `target` again once its last answer is read. */
+function sameRequest(target: Target): Turn[] {
+  const turn: Turn = async (send) =>
+    void await send("", {
+      url: target.url,
+      method: target.method,
+      headers: target.headers,
+      body: target.body?.(),
+      expectStatus: target.expectStatus,
+    });
+  return Array.from({ length: CONNECTIONS }, () => turn);
+}
+
+const noFigures = (connections: number): LoadFigures => loadFigures([], NaN, connections);
 
 export interface Measured extends LoadFigures {
   request: string;
@@ -514,6 +686,23 @@ export function cpuMsPerRequest(
 
 // ---------------------------------------------------------------- the report
 
+/** pg_stat_activity of the stack's backends, sampled during a load. */
+export interface Waits {
+  samples: number;
+  failedSamples: Record<string, number>;
+  everyMs: number;
+  /** Share of samples in which a stack backend was in each state, by application. */
+  states: {
+    application: string;
+    state: string;
+    wait: string;
+    /** For lock waits: the waiting statement ← the blocker's state and statement. */
+    detail?: string;
+    meanBackends: number;
+  }[];
+  figures: LoadFigures;
+}
+
 export interface RatiosReport {
   date: string;
   machine: { cpus: number; deno: string };
@@ -522,18 +711,39 @@ export interface RatiosReport {
   floors: {
     where: string;
     proxy: Measured;
+    /** Measured just before the quote create. */
     write: Measured;
+    /** The same write floor again, just before the line writers. */
+    writeBeforeLines: Measured;
+    /** …and just before the variant PATCHes. */
+    writeBeforePatch: Measured;
     read: Measured & { rows: number };
     singleRow: Measured & { documentBytes: number };
   };
   product: {
     createQuote: Measured & { outboxDrainSeconds: number | null };
+    /**
+     * The line POSTs of the line writers; `cpu` and `cpuMsPerRequest` are per line of 5
+     * variants (its 7 requests: the line, 5 variants, the delete).
+     */
+    createLine: Measured & {
+      variants: LoadFigures;
+      deletes: LoadFigures;
+      outboxDrainSeconds: number | null;
+      writers: string;
+    };
+    patchVariant: Measured & { outboxDrainSeconds: number | null; writers: string };
     listQuotes: Measured & { rows: number };
     getQuote: Measured & { responseBytes: number; shape: string };
     me: Measured;
     limits: Measured;
   };
+  /** From the quotes part (scripts/bench_quotes.ts), when it ran on this stack. */
+  listAtScale?: ListAtScale;
+  eventsUnderLoad: EventsUnderLoad | null;
   goals: Goal[];
+  /** Ratios printed beside the goals, without a goal of their own. */
+  otherRatios: Ratio[];
   footprint: {
     idle: Footprint;
     afterThisPart: Footprint;
@@ -547,66 +757,76 @@ export interface RatiosReport {
       byApplication: Record<string, Record<string, number>>;
       note: string;
     }>;
-    createQuoteWaits: {
-      samples: number;
-      failedSamples: Record<string, number>;
-      everyMs: number;
-      /** Share of samples in which a stack backend was in each state, by application. */
-      states: {
-        application: string;
-        state: string;
-        wait: string;
-        /** For lock waits: the waiting statement ← the blocker's state and statement. */
-        detail?: string;
-        meanBackends: number;
-      }[];
-      figures: LoadFigures;
-    } | null;
+    /** What the stack's backends wait on under each 16-writer load, sampled. */
+    waitsUnderLoad: Record<"createQuote" | "createLine" | "patchVariant", Waits | null>;
   };
 }
 
+/** The body of the l-th Garment line of group g, as the full quotes are built and the writers add. */
+function lineBody(g: number, l: number): Record<string, unknown> {
+  return {
+    lineType: "Garment",
+    productName: `Heavy cotton tee ${g}.${l}`,
+    productSku: `G500${l}`,
+    title: "Staff tee",
+    description: "Black, unisex fit",
+  };
+}
+
+/** The v-th variant (from 0) of a line: sizes S to 2XL, quantity 6 + v, a manual 40 % markup. */
+function variantBody(v: number): Record<string, unknown> {
+  return {
+    size: ["S", "M", "L", "XL", "2XL"][v % 5],
+    colour: "Black",
+    quantity: 6 + v,
+    buyPrice: 6.25,
+    extraCost: 0.5,
+    markupType: "percentage",
+    markupValue: 40,
+  };
+}
+
+interface FullQuote {
+  id: string;
+  /** The quote as GET /v1/quotes/{id} answered it, right after it was built. */
+  json: string;
+  groupIds: string[];
+  variants: { id: string; quantity: number }[];
+}
+
+/** A quote of GROUPS groups × LINES_PER_GROUP Garment lines × VARIANTS_PER_LINE variants. */
 async function buildFullQuote(
   gatewayUrl: string,
   headers: Record<string, string>,
-): Promise<{ id: string; json: string }> {
+  reference = "Ratios full quote",
+): Promise<FullQuote> {
   const quote = await api<{ id: string }>(`${gatewayUrl}/v1/quotes`, {
     method: "POST",
     headers,
-    body: { reference: "Ratios full quote", salesRepEmail: "rep@bench.test" },
+    body: { reference, salesRepEmail: "rep@bench.test" },
   });
-  const sizes = ["S", "M", "L", "XL", "2XL"];
+  const groupIds: string[] = [];
+  const variants: FullQuote["variants"] = [];
   for (let g = 1; g <= GROUPS; g++) {
     const group = await api<{ id: string }>(`${gatewayUrl}/v1/quotes/${quote.id}/groups`, {
       method: "POST",
       headers,
       body: { name: `Group ${g}` },
     });
+    groupIds.push(group.id);
     for (let l = 1; l <= LINES_PER_GROUP; l++) {
       const line = await api<{ id: string }>(`${gatewayUrl}/v1/quote-groups/${group.id}/lines`, {
         method: "POST",
         headers,
-        body: {
-          lineType: "Garment",
-          productName: `Heavy cotton tee ${g}.${l}`,
-          productSku: `G500${l}`,
-          title: "Staff tee",
-          description: "Black, unisex fit",
-        },
+        body: lineBody(g, l),
       });
       for (let v = 0; v < VARIANTS_PER_LINE; v++) {
-        await api(`${gatewayUrl}/v1/quote-lines/${line.id}/variants`, {
-          method: "POST",
-          headers,
-          body: {
-            size: sizes[v],
-            colour: "Black",
-            quantity: 6 + v,
-            buyPrice: 6.25,
-            extraCost: 0.5,
-            markupType: "percentage",
-            markupValue: 40,
-          },
-        });
+        const body = variantBody(v);
+        const variant = await api<{ id: string }>(
+          `${gatewayUrl}/v1/quote-lines/${line.id}/variants`,
+          { method: "POST", headers, body },
+        );
+        variants.push({ id: variant.id, quantity: body.quantity as number });
       }
     }
   }
@@ -614,7 +834,68 @@ async function buildFullQuote(
   const text = await res.text();
   if (!res.ok) throw new Error(`GET /v1/quotes/${quote.id} answered ${res.status}: ${text}`);
   const json = JSON.stringify((JSON.parse(text) as { data: unknown }).data);
-  return { id: quote.id, json };
+  return { id: quote.id, json, groupIds, variants };
+}
+
+/**
+ * The line writers' turn on their own quote: a line into the next group (in rotation), its
+ * VARIANTS_PER_LINE variants one by one, then the line deleted, so the quote keeps its shape.
+ */
+function lineWriter(gatewayUrl: string, headers: Record<string, string>, quote: FullQuote): Turn {
+  let turn = 0;
+  return async (send) => {
+    const g = turn++ % quote.groupIds.length;
+    const created = await send("line", {
+      url: `${gatewayUrl}/v1/quote-groups/${quote.groupIds[g]}/lines`,
+      method: "POST",
+      headers,
+      body: JSON.stringify(lineBody(g + 1, LINES_PER_GROUP + 1)),
+      expectStatus: 201,
+      read: true,
+    });
+    if (created === null) return;
+    const lineId = (JSON.parse(created) as { data: { id: string } }).data.id;
+    for (let v = 0; v < VARIANTS_PER_LINE; v++) {
+      await send("variant", {
+        url: `${gatewayUrl}/v1/quote-lines/${lineId}/variants`,
+        method: "POST",
+        headers,
+        body: JSON.stringify(variantBody(v)),
+        expectStatus: 201,
+      });
+    }
+    await send("delete", {
+      url: `${gatewayUrl}/v1/quote-lines/${lineId}`,
+      method: "DELETE",
+      headers,
+      expectStatus: 200,
+    });
+  };
+}
+
+/**
+ * The PATCH writers' turn on their own quote: the next of its variants (in order, round after
+ * round) to its built quantity + 1 on even rounds and back on odd ones, so every PATCH changes it.
+ */
+function variantPatcher(
+  gatewayUrl: string,
+  headers: Record<string, string>,
+  quote: FullQuote,
+): Turn {
+  let turn = 0;
+  return async (send) => {
+    const k = turn % quote.variants.length;
+    const round = Math.floor(turn / quote.variants.length);
+    turn++;
+    const variant = quote.variants[k]!;
+    await send("patch", {
+      url: `${gatewayUrl}/v1/quote-variants/${variant.id}`,
+      method: "PATCH",
+      headers,
+      body: JSON.stringify({ quantity: variant.quantity + (round % 2 === 0 ? 1 : 0) }),
+      expectStatus: 200,
+    });
+  };
 }
 
 async function waitOutboxDrained(sql: Sql): Promise<number | null> {
@@ -721,12 +1002,13 @@ interface ActivityRow {
   detail: string | null;
 }
 
-/** What the stack's backends are doing, sampled from pg_stat_activity during a create load. */
-async function createQuoteWaits(
+/** What the stack's backends are doing, sampled from pg_stat_activity during a load. */
+async function waitsUnderLoad(
   sql: Sql,
-  target: Target,
+  turns: Turn[],
+  label: string,
   durationS: number,
-): Promise<RatiosReport["diagnostics"]["createQuoteWaits"]> {
+): Promise<Waits> {
   let samples = 0;
   const failedSamples: Record<string, number> = {};
   const seen = new Map<string, number>();
@@ -768,7 +1050,7 @@ async function createQuoteWaits(
       await sleep(WAIT_SAMPLE_EVERY_MS);
     }
   })();
-  const figures = await closedLoop(target, durationS);
+  const figures = (await turnLoop(turns, durationS))[label] ?? noFigures(turns.length);
   loading = false;
   await sampler;
   const states = [...seen].map(([key, n]) => {
@@ -819,12 +1101,28 @@ export async function runRatiosBench(
       pid: p.pid,
       stack: false,
     }));
-    console.error(`[ratios] building a full quote through the API…`);
+    console.error(
+      `[ratios] building a full quote, and one for each of the ${CONNECTIONS} writers, ` +
+        `through the API…`,
+    );
     const full = await buildFullQuote(gatewayUrl, jsonKey);
+    const writerQuotes = await Promise.all(
+      Array.from(
+        { length: CONNECTIONS },
+        (_, i) => buildFullQuote(gatewayUrl, jsonKey, `Ratios writer ${i + 1}`),
+      ),
+    );
+    await waitOutboxDrained(sql);
     const documentId = await floors.storeDocument(organizationId, full.json);
 
-    const measure = async (request: string, target: Target): Promise<Measured> => {
-      console.error(`[ratios] ${request}: ${durationS} s, ${CONNECTIONS} connections…`);
+    const measureTurns = async (
+      request: string,
+      turns: Turn[],
+      perRequestOf?: string,
+    ): Promise<
+      { byLabel: Record<string, LoadFigures>; cpu: CpuFigures; cpuMs: Record<string, number> }
+    > => {
+      console.error(`[ratios] ${request}: ${durationS} s, ${turns.length} connections…`);
       const watched = [
         ...stackProcesses(bench),
         ...floorWatched,
@@ -832,23 +1130,33 @@ export async function runRatiosBench(
       ];
       let before: CpuSnapshot | undefined;
       let after: CpuSnapshot | undefined;
-      const figures = await closedLoop(target, durationS, {
+      const byLabel = await turnLoop(turns, durationS, {
         before: async () => void (before = await cpuSnapshot(sql, watched, postmaster)),
         after: async () => void (after = await cpuSnapshot(sql, watched, postmaster)),
       });
       const cpu = await cpuBetween(before!, after!, watched);
-      const answered = figures.requests +
-        Object.values(figures.failures).reduce((a, b) => a + b, 0);
+      // CPU per request answered, or per turn when `perRequestOf` names the label that starts one.
+      const answered = (f: LoadFigures): number =>
+        f.requests + Object.values(f.failures).reduce((a, b) => a + b, 0);
+      const count = perRequestOf === undefined
+        ? Object.values(byLabel).reduce((n, f) => n + answered(f), 0)
+        : answered(byLabel[perRequestOf] ?? noFigures(turns.length));
+      return { byLabel, cpu, cpuMs: cpuMsPerRequest(cpu.byProcess, cpu.clusterSeconds, count) };
+    };
+    const measure = async (request: string, target: Target): Promise<Measured> => {
+      const m = await measureTurns(request, sameRequest(target));
       return {
         request,
-        ...figures,
-        cpu,
-        cpuMsPerRequest: cpuMsPerRequest(cpu.byProcess, cpu.clusterSeconds, answered),
+        ...(m.byLabel[""] ?? noFigures(CONNECTIONS)),
+        cpu: m.cpu,
+        cpuMsPerRequest: m.cpuMs,
       };
     };
 
     let n = 0;
     const reference = (): string => JSON.stringify({ reference: `Ratio ${++n}` });
+    const patched = writerQuotes[0]!.variants[0]!;
+    let patches = 0;
     const targets = {
       me: { url: `${gatewayUrl}/v1/me`, headers: key, expectStatus: 200 },
       limits: { url: `${gatewayUrl}/v1/reference/limits`, headers: key, expectStatus: 200 },
@@ -859,9 +1167,37 @@ export async function runRatiosBench(
         body: reference,
         expectStatus: 201,
       },
+      // For the statement counts only (the timed loads are the turns below): a line without its
+      // variants into the first writer quote's first group, and a PATCH of its first variant
+      // between two quantities it never had, so each one changes it.
+      createLine: {
+        url: `${gatewayUrl}/v1/quote-groups/${writerQuotes[0]!.groupIds[0]}/lines`,
+        method: "POST",
+        headers: jsonKey,
+        body: () => JSON.stringify(lineBody(1, LINES_PER_GROUP + 1)),
+        expectStatus: 201,
+      },
+      patchVariant: {
+        url: `${gatewayUrl}/v1/quote-variants/${patched.id}`,
+        method: "PATCH",
+        headers: jsonKey,
+        body: () => JSON.stringify({ quantity: patched.quantity + 2 + (patches++ % 2) }),
+        expectStatus: 200,
+      },
       listQuotes: { url: `${gatewayUrl}/v1/quotes?limit=20`, headers: key, expectStatus: 200 },
       getQuote: { url: `${gatewayUrl}/v1/quotes/${full.id}`, headers: key, expectStatus: 200 },
     } satisfies Record<string, Target>;
+    // One turn function per writer, kept for the waits sampled later: each PATCH writer then
+    // goes on from where it stopped, so every PATCH still changes its variant.
+    const lineTurns = writerQuotes.map((q) => lineWriter(gatewayUrl, jsonKey, q));
+    const patchTurns = writerQuotes.map((q) => variantPatcher(gatewayUrl, jsonKey, q));
+    const writeFloorTarget: Target = {
+      url: floors.urls.write(organizationId),
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: reference,
+      expectStatus: 201,
+    };
 
     const proxyFloor = await measure("naive proxy → GET fixed JSON", {
       url: floors.urls.json,
@@ -870,16 +1206,31 @@ export async function runRatiosBench(
     const me = await measure("GET /v1/me", targets.me);
     const limits = await measure("GET /v1/reference/limits", targets.limits);
 
-    const writeFloor = await measure("naive proxy → POST one transaction", {
-      url: floors.urls.write(organizationId),
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: reference,
-      expectStatus: 201,
-    });
+    const writeFloor = await measure("naive proxy → POST one transaction", writeFloorTarget);
     const createQuote = await measure("POST /v1/quotes", targets.createQuote);
     console.error(`[ratios] waiting for the quotes outbox to be published…`);
     const outboxDrainSeconds = await waitOutboxDrained(sql);
+
+    const writeBeforeLines = await measure(
+      "naive proxy → POST one transaction (before the lines)",
+      writeFloorTarget,
+    );
+    const lines = await measureTurns(
+      `POST …/lines + ${VARIANTS_PER_LINE} × POST …/variants + DELETE, a quote per writer`,
+      lineTurns,
+      "line",
+    );
+    const linesDrainSeconds = await waitOutboxDrained(sql);
+
+    const writeBeforePatch = await measure(
+      "naive proxy → POST one transaction (before the PATCHes)",
+      writeFloorTarget,
+    );
+    const patch = await measureTurns(
+      "PATCH /v1/quote-variants/{id}, a quote per writer",
+      patchTurns,
+    );
+    const patchDrainSeconds = await waitOutboxDrained(sql);
 
     const rows = await floors.syncReadFloor(organizationId);
     const readFloor = await measure(`naive proxy → GET 20 rows + count(*) of ${rows}`, {
@@ -894,6 +1245,29 @@ export async function runRatiosBench(
     });
     const getQuote = await measure("GET /v1/quotes/{id}", targets.getQuote);
 
+    const writers = `${CONNECTIONS} connections in one organisation, each on a quote of its own ` +
+      `(${GROUPS} groups × ${LINES_PER_GROUP} Garment lines × ${VARIANTS_PER_LINE} variants, ` +
+      `built through the API): a quote is locked while its rows change`;
+    const createLine: RatiosReport["product"]["createLine"] = {
+      request: "POST /v1/quote-groups/{id}/lines",
+      ...(lines.byLabel.line ?? noFigures(CONNECTIONS)),
+      cpu: lines.cpu,
+      cpuMsPerRequest: lines.cpuMs,
+      variants: lines.byLabel.variant ?? noFigures(CONNECTIONS),
+      deletes: lines.byLabel.delete ?? noFigures(CONNECTIONS),
+      outboxDrainSeconds: linesDrainSeconds,
+      writers: `${writers}. Each turn adds a line to the next group, its ${VARIANTS_PER_LINE} ` +
+        `variants one by one, and deletes it, so the quote keeps its shape; CPU is per turn`,
+    };
+    const patchVariant: RatiosReport["product"]["patchVariant"] = {
+      request: "PATCH /v1/quote-variants/{id} {quantity}",
+      ...(patch.byLabel.patch ?? noFigures(CONNECTIONS)),
+      cpu: patch.cpu,
+      cpuMsPerRequest: patch.cpuMs,
+      outboxDrainSeconds: patchDrainSeconds,
+      writers: `${writers}. Each walks its quote's variants, changing each one's quantity`,
+    };
+
     const goals = [
       goal(
         "POST /v1/quotes req/s ÷ write floor",
@@ -903,6 +1277,27 @@ export async function runRatiosBench(
         0.5,
       ),
       goal("POST /v1/quotes p99 ÷ write floor p99", createQuote.p99Ms, writeFloor.p99Ms, "≤", 4),
+      goal(
+        "POST …/lines p99 ÷ write floor p99",
+        createLine.p99Ms,
+        writeBeforeLines.p99Ms,
+        "≤",
+        4,
+      ),
+      goal(
+        "  its 5 × POST …/variants p99 ÷ write floor p99",
+        createLine.variants.p99Ms,
+        writeBeforeLines.p99Ms,
+        "≤",
+        4,
+      ),
+      goal(
+        "PATCH /v1/quote-variants/{id} p99 ÷ write floor p99",
+        patchVariant.p99Ms,
+        writeBeforePatch.p99Ms,
+        "≤",
+        4,
+      ),
       goal(
         "GET /v1/quotes?limit=20 req/s ÷ read floor",
         listQuotes.requestsPerSecond,
@@ -932,19 +1327,62 @@ export async function runRatiosBench(
         1,
       ),
     ];
+    const otherRatios = [
+      ratio(
+        "POST …/lines req/s ÷ write floor",
+        createLine.requestsPerSecond,
+        writeBeforeLines.requestsPerSecond,
+      ),
+      ratio(
+        "  its POST …/variants req/s ÷ write floor",
+        createLine.variants.requestsPerSecond,
+        writeBeforeLines.requestsPerSecond,
+      ),
+      ratio(
+        "PATCH /v1/quote-variants/{id} req/s ÷ write floor",
+        patchVariant.requestsPerSecond,
+        writeBeforePatch.requestsPerSecond,
+      ),
+    ];
 
-    console.error(`[ratios] diagnostics: statements per request, waits under create load…`);
+    console.error(`[ratios] diagnostics: waits under the write loads, statements per request…`);
     // Diagnostics only: one that fails is reported and the figures above still stand.
+    const waitsOf = (name: string, turns: Turn[], label: string): Promise<Waits | null> =>
+      waitsUnderLoad(sql, turns, label, Math.min(durationS, 5)).catch((error) => {
+        console.error(`[ratios] waits under the ${name} load not sampled: ${error}`);
+        return null;
+      });
+    const waits = {
+      createQuote: await waitsOf("create", sameRequest(targets.createQuote), ""),
+      createLine: await waitsOf(
+        "lines",
+        lineTurns,
+        "line",
+      ),
+      patchVariant: await waitsOf(
+        "PATCH",
+        patchTurns,
+        "patch",
+      ),
+    };
+    // After the waits: the statement count adds lines to the first writer's quote.
     const statements = await statementsPerRequest(bench, sql, targets, STATEMENT_SAMPLE)
       .catch((error) => {
         console.error(`[ratios] statements per request not counted: ${error}`);
         return {};
       });
-    const waits = await createQuoteWaits(sql, targets.createQuote, Math.min(durationS, 5))
-      .catch((error) => {
-        console.error(`[ratios] waits under the create load not sampled: ${error}`);
-        return null;
-      });
+    await waitOutboxDrained(sql);
+
+    // Events under the write load: a failure is reported (the goal then not met), the rest stands.
+    const eventsUnderLoad = await eventsUnderWriteLoad(
+      bench,
+      createQuote.requestsPerSecond,
+      durationS,
+    ).catch((error) => {
+      console.error(`[ratios] events under the write load not measured: ${error}`);
+      return null;
+    });
+    goals.push(eventsGoal(eventsUnderLoad));
     await waitOutboxDrained(sql);
     await sleep(1000);
     const afterThisPart = await footprint(bench, RSS_AFTER_GOAL_MB);
@@ -962,11 +1400,15 @@ export async function runRatiosBench(
           "stack's PostgreSQL server and database, schema bench_floors (scripts/bench_floors.ts)",
         proxy: proxyFloor,
         write: writeFloor,
+        writeBeforeLines,
+        writeBeforePatch,
         read: { ...readFloor, rows },
         singleRow: { ...singleRowFloor, documentBytes: new TextEncoder().encode(full.json).length },
       },
       product: {
         createQuote: { ...createQuote, outboxDrainSeconds },
+        createLine,
+        patchVariant,
         listQuotes: { ...listQuotes, rows },
         getQuote: {
           ...getQuote,
@@ -977,15 +1419,469 @@ export async function runRatiosBench(
         me,
         limits,
       },
+      eventsUnderLoad,
       goals,
+      otherRatios,
       footprint: { idle: idle.footprint, afterThisPart },
       idle,
-      diagnostics: { statementsPerRequest: statements, createQuoteWaits: waits },
+      diagnostics: { statementsPerRequest: statements, waitsUnderLoad: waits },
     };
   } finally {
     await floors?.stop();
     await sql.end();
   }
+}
+
+// ---------------------------------------------------------------- events under the write load
+
+export interface EventsUnderLoad {
+  organizationId: string;
+  /** One subscription per event type the API lists, each to a path of its own. */
+  subscriptions: number;
+  transport: string;
+  /** The write rate the 16-writer quote create reached in this run. */
+  targetRatePerSecond: number;
+  durationS: number;
+  writes: {
+    request: string;
+    sent: number;
+    succeeded: number;
+    failed: number;
+    /** Requests sent ÷ the time between the first and the last one leaving. */
+    offeredRatePerSecond: number;
+    maxScheduleSlipMs: number;
+    maxInFlight: number;
+    responseMs: LatencyFigures;
+  };
+  /** quote.created events expected: one per quote created by the load. */
+  expected: number;
+  /** Of those, how many arrived, signed and verified. */
+  delivered: number;
+  allArrived: boolean;
+  /** Deliveries (to any subscription) whose signature did not verify: answered 401. */
+  refused: number;
+  duplicates: number;
+  /** Deliveries to the other subscriptions (none expected: the load only creates), by event. */
+  otherDeliveries: Record<string, number>;
+  /** Receipt − the event's occurredAt, over the delivered events. */
+  latency: LatencyFigures;
+  /** Last delivery − last write answered, in seconds. */
+  drainAfterLastWriteS: number;
+  note: string;
+}
+
+/** The events goal: p99 within the bound, and every event arrived, signed. */
+export function eventsGoal(events: EventsUnderLoad | null): Goal {
+  const g = absoluteGoal(
+    "event → signed delivery p99 under the create load",
+    events?.latency.p99Ms ?? NaN,
+    "ms",
+    "≤",
+    EVENTS_GOAL_P99_MS,
+  );
+  return { ...g, met: g.met && events !== null && events.allArrived && events.refused === 0 };
+}
+
+/**
+ * quote.created deliveries of `quoteIds`, by quote id, waiting until every one has arrived at
+ * `path` or none has for EVENTS_STALL_MS (or `capMs` passed).
+ */
+async function awaitCreatedDeliveries(
+  receiver: Receiver,
+  path: string,
+  quoteIds: ReadonlySet<string>,
+  capMs: number,
+): Promise<Map<string, { receivedAt: number; occurredAt: number }>> {
+  const deadline = Date.now() + capMs;
+  let seen = -1;
+  let progressAt = Date.now();
+  const arrivedOf = () => {
+    const out = new Map<string, { receivedAt: number; occurredAt: number }>();
+    for (const a of receiver.arrivals(path).values()) {
+      if (a.dataId !== null && quoteIds.has(a.dataId)) out.set(a.dataId, a);
+    }
+    return out;
+  };
+  let arrived = arrivedOf();
+  while (
+    arrived.size < quoteIds.size && Date.now() < deadline &&
+    Date.now() - progressAt < EVENTS_STALL_MS
+  ) {
+    if (arrived.size !== seen) {
+      seen = arrived.size;
+      progressAt = Date.now();
+    }
+    await sleep(50);
+    arrived = arrivedOf();
+  }
+  return arrived;
+}
+
+/**
+ * Item 6: a second organisation subscribes to every event type, each subscription to its own
+ * path of a verifying receiver; then `POST /v1/quotes` open loop at `ratePerS` for `durationS`.
+ */
+async function eventsUnderWriteLoad(
+  bench: BenchStack,
+  ratePerS: number,
+  durationS: number,
+): Promise<EventsUnderLoad> {
+  if (!(ratePerS > 0)) throw new Error(`no write rate to run at (${ratePerS} req/s)`);
+  const gatewayUrl = bench.stack.gatewayUrl;
+  const { organizationId, apiKey } = await benchOrganization(
+    { adminUrl: bench.stack.adminUrl, adminToken: bench.adminToken },
+    "Ratios Events Shop",
+  );
+  const headers = { "x-api-key": apiKey, "content-type": "application/json" };
+  const { events } = await api<{ events: string[] }>(`${gatewayUrl}/v1/reference/events`, {
+    headers,
+  });
+  const receiver = startReceiver();
+  try {
+    const pathOf = (event: string): string => `/events/${event}`;
+    for (const event of events) {
+      const subscription = await api<{ secret: string }>(`${gatewayUrl}/v1/webhooks`, {
+        method: "POST",
+        headers,
+        body: { url: `${receiver.url}${pathOf(event)}`, event },
+      });
+      receiver.verifyWith(pathOf(event), subscription.secret);
+    }
+    const created = pathOf("quote.created");
+    const create = async (i: number): Promise<{ quoteId: string | null; ms: number }> => {
+      const started = performance.now();
+      try {
+        const res = await fetch(`${gatewayUrl}/v1/quotes`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ reference: `Events under load ${i}` }),
+        });
+        const text = await res.text();
+        const quoteId = res.status === 201
+          ? (JSON.parse(text) as { data: { id: string } }).data.id
+          : null;
+        return { quoteId, ms: performance.now() - started };
+      } catch {
+        return { quoteId: null, ms: performance.now() - started };
+      }
+    };
+
+    console.error(`[ratios] events under load: ${events.length} subscriptions, warming up…`);
+    const warm = new Set<string>();
+    for (let i = 0; i < EVENTS_WARMUP; i++) {
+      const { quoteId } = await create(-1 - i);
+      if (quoteId === null) throw new Error("a warm-up quote was refused");
+      warm.add(quoteId);
+      const arrived = await awaitCreatedDeliveries(receiver, created, new Set([quoteId]), 30_000);
+      if (!arrived.has(quoteId)) throw new Error("a warm-up event was not delivered within 30 s");
+    }
+
+    const total = Math.max(1, Math.round(ratePerS * durationS));
+    console.error(
+      `[ratios] events under load: POST /v1/quotes at ${ratePerS.toFixed(0)}/s for ` +
+        `${durationS} s, open loop…`,
+    );
+    const driven = await openLoop(total, ratePerS, create, { maxInFlight: EVENTS_MAX_IN_FLIGHT });
+    const lastWriteAt = Date.now();
+    const quoteIds = new Set(driven.results.flatMap((r) => r.quoteId === null ? [] : [r.quoteId]));
+    const arrived = await awaitCreatedDeliveries(receiver, created, quoteIds, EVENTS_DRAIN_CAP_MS);
+    const arrivals = [...arrived.values()];
+    const lastDelivery = arrivals.length > 0 ? Math.max(...arrivals.map((a) => a.receivedAt)) : NaN;
+    let refused = 0;
+    let duplicates = 0;
+    const otherDeliveries: Record<string, number> = {};
+    for (const event of events) {
+      refused += receiver.refused(pathOf(event));
+      duplicates += receiver.duplicates(pathOf(event));
+    }
+    for (const [path, count] of receiver.paths()) {
+      if (path !== created) otherDeliveries[path.slice(pathOf("").length)] = count;
+    }
+    return {
+      organizationId,
+      subscriptions: events.length,
+      transport: "embedded (the eventbus schema of the stack's PostgreSQL)",
+      targetRatePerSecond: ratePerS,
+      durationS,
+      writes: {
+        request: "POST /v1/quotes { reference }",
+        sent: total,
+        succeeded: quoteIds.size,
+        failed: total - quoteIds.size,
+        offeredRatePerSecond: driven.offeredRatePerSecond,
+        maxScheduleSlipMs: driven.maxScheduleSlipMs,
+        maxInFlight: EVENTS_MAX_IN_FLIGHT,
+        responseMs: latencyFigures(driven.results.map((r) => r.ms)),
+      },
+      expected: quoteIds.size,
+      delivered: arrived.size,
+      allArrived: quoteIds.size > 0 && arrived.size === quoteIds.size,
+      refused,
+      duplicates,
+      otherDeliveries,
+      latency: latencyFigures(arrivals.map((a) => a.receivedAt - a.occurredAt)),
+      drainAfterLastWriteS: (lastDelivery - lastWriteAt) / 1000,
+      note: `one subscription per event type of GET /v1/reference/events, each to its own ` +
+        `path of a loopback receiver in the bench process that verifies the Standard Webhooks ` +
+        `signature with that subscription's secret; ${EVENTS_WARMUP} quotes created and ` +
+        `delivered first (not counted); latency = receipt − the event's occurredAt (the ` +
+        `outbox row's time), one machine clock`,
+    };
+  } finally {
+    await receiver.stop();
+  }
+}
+
+// ---------------------------------------------------------------- the list at scale
+
+export interface ListAtScale {
+  request: string;
+  quotes: number;
+  shape: string;
+  itemsPerPage: number;
+  /** Sequential requests (the quotes part's): p50 is the goal's figure. */
+  sequential: LatencyFigures;
+  responseBytesMedian: number;
+  /** Under the quotes part's load: requests and response bytes per second, and connections. */
+  load: { connections: number; requestsPerSecond: number; bytesPerSecond: number };
+  /** One request after another: the median page's bytes ÷ the p50. */
+  sequentialBytesPerSecond: number;
+  from: string;
+}
+
+/**
+ * The ratios report with the quotes part's 200-quote list (p50 against the absolute goal, its
+ * bytes per second beside), so one table holds every goal of the issue.
+ */
+export function withListAtScale(report: RatiosReport, quotes: QuotesReport): RatiosReport {
+  const { list, seed } = quotes;
+  const p = seed.perQuote;
+  const listAtScale: ListAtScale = {
+    request: list.request,
+    quotes: seed.quotes,
+    shape: `${p.groups} groups × (${p.garmentLinesPerGroup} Garment lines × ` +
+      `${p.variantsPerLine} variants + ${p.decorationsPerGroup} decorations)`,
+    itemsPerPage: list.itemsPerPage,
+    sequential: list.sequential,
+    responseBytesMedian: list.responseBytes.median,
+    load: {
+      connections: list.load.connections,
+      requestsPerSecond: list.load.requestsPerSecond,
+      bytesPerSecond: list.load.bytesPerSecond,
+    },
+    sequentialBytesPerSecond: list.responseBytes.median / (list.sequential.p50Ms / 1000),
+    from: "the quotes part (scripts/bench_quotes.ts) on the same stack, its own organisation",
+  };
+  const listGoal = absoluteGoal(
+    `GET /v1/quotes?limit=200 over ${seed.quotes.toLocaleString("en")} quotes p50`,
+    list.sequential.p50Ms,
+    "ms",
+    "≤",
+    LIST_AT_SCALE_GOAL_P50_MS,
+  );
+  const goals = report.goals.filter((g) => !g.figure.startsWith("GET /v1/quotes?limit=200 "));
+  // Beside the other reads, before the gateway-served ones.
+  const at = goals.findIndex((g) => g.figure.startsWith("GET /v1/me "));
+  goals.splice(at < 0 ? goals.length : at, 0, listGoal);
+  return { ...report, listAtScale, goals };
+}
+
+// ---------------------------------------------------------------- the last runs side by side
+
+/** One run's line of bench-results/ratios-history.jsonl. */
+export interface HistoryEntry {
+  date: string;
+  /** What ran: `deno task bench` or `scripts/bench_ratios.ts` alone. */
+  command: string;
+  durationS: number;
+  /** The whole command's wall time, when known. */
+  totalSeconds?: number;
+  /**
+   * The code measured: HEAD's short hash, `*` after it when tracked files had changes not
+   * committed (several people work in one tree, so a run may measure others' work in progress).
+   */
+  commit?: string;
+  /** Every goal: its value (a ratio, or ms), the bound, met. */
+  goals: {
+    figure: string;
+    value: number;
+    unit?: string;
+    comparator: "≥" | "≤";
+    target: number;
+    met: boolean;
+  }[];
+  ratios: { figure: string; value: number }[];
+}
+
+/** The history line of a report: its goals, the ratios without one, and the footprint's. */
+export function historyEntry(
+  report: RatiosReport,
+  command: string,
+  totalSeconds?: number,
+  commit?: string,
+): HistoryEntry {
+  const goals: HistoryEntry["goals"] = report.goals.map((g) => ({
+    figure: g.figure,
+    value: goalValue(g),
+    ...(g.unit ? { unit: g.unit } : {}),
+    comparator: g.comparator,
+    target: g.target,
+    met: g.met,
+  }));
+  const maxRss = (fp: Footprint | undefined): number | null => {
+    const values = Object.values(fp?.rssMb ?? {});
+    if (values.length === 0) return null;
+    return values.some((v) => v === null) ? NaN : Math.max(...values as number[]);
+  };
+  const allWithin = (fp: Footprint): boolean =>
+    Object.values(fp.rssMb).every((mb) => withinLimit(mb, fp.goalMbAtMost));
+  const idleRss = maxRss(report.footprint.idle);
+  const after = report.footprint.afterAllParts ?? report.footprint.afterThisPart;
+  const afterRss = maxRss(after);
+  if (idleRss !== null) {
+    goals.push({
+      figure: "largest process RSS, idle",
+      value: idleRss,
+      unit: "MB",
+      comparator: "≤",
+      target: report.footprint.idle.goalMbAtMost,
+      met: allWithin(report.footprint.idle),
+    });
+  }
+  if (afterRss !== null) {
+    goals.push({
+      figure: `largest process RSS, after ${
+        report.footprint.afterAllParts ? "every part" : "load"
+      }`,
+      value: afterRss,
+      unit: "MB",
+      comparator: "≤",
+      target: after.goalMbAtMost,
+      met: allWithin(after),
+    });
+  }
+  goals.push({
+    figure: `idle stack CPU over ${report.idle.cpu.seconds.toFixed(0)} s`,
+    value: report.idle.cpu.stackPctOfCore,
+    unit: "%",
+    comparator: "≤",
+    target: report.idle.cpu.goalPctOfCoreAtMost,
+    met: report.idle.cpu.met,
+  });
+  return {
+    date: report.date,
+    command,
+    durationS: report.floors.proxy.durationS,
+    ...(totalSeconds === undefined ? {} : { totalSeconds }),
+    ...(commit === undefined ? {} : { commit }),
+    goals,
+    ratios: report.otherRatios.map((r) => ({ figure: r.figure, value: r.ratio })),
+  };
+}
+
+/** HEAD's short hash, with `*` when tracked files differ from it; undefined without git. */
+export async function codeVersion(): Promise<string | undefined> {
+  const git = async (...args: string[]): Promise<string | undefined> => {
+    try {
+      const out = await new Deno.Command("git", { args, stdout: "piped", stderr: "null" })
+        .output();
+      return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const head = await git("rev-parse", "--short", "HEAD");
+  if (head === undefined) return undefined;
+  const changes = await git("status", "--porcelain", "--untracked-files=no");
+  return changes ? `${head}*` : head;
+}
+
+/** The entries of a history file, oldest first; a line that is not one is skipped. */
+export function parseHistory(text: string): HistoryEntry[] {
+  const entries: HistoryEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const entry = JSON.parse(line) as HistoryEntry;
+      if (typeof entry.date === "string" && Array.isArray(entry.goals)) entries.push(entry);
+    } catch {
+      // A line cut short (a run stopped while writing) or edited by hand.
+    }
+  }
+  return entries;
+}
+
+/** Appends the entry to the history file; answers every entry in it, this one last. */
+export async function appendHistory(entry: HistoryEntry, path = HISTORY): Promise<HistoryEntry[]> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(entry) + "\n", { append: true });
+  return parseHistory(await Deno.readTextFile(path));
+}
+
+/**
+ * The last `runs` entries side by side, oldest on the left: each goal's value with met (✓) or not
+ * (✗), then the ratios without a goal. Rows follow the newest run's figures; a figure an older
+ * run did not have shows "–".
+ */
+export function formatHistory(entries: readonly HistoryEntry[], runs = HISTORY_RUNS): string {
+  const last = entries.slice(-runs);
+  if (last.length === 0) return "";
+  const newest = last[last.length - 1]!;
+  const width = 21;
+  const figureWidth = 52;
+  const value = (v: number, unit?: string): string =>
+    !Number.isFinite(v)
+      ? "–"
+      : unit === "%"
+      ? `${v.toFixed(2)} %`
+      : unit
+      ? `${v.toFixed(v < 100 ? 1 : 0)} ${unit}`
+      : v.toFixed(2);
+  const head = (e: HistoryEntry): string => `${e.date.slice(5, 16).replace("T", " ")}`;
+  const lines = [
+    `The last ${last.length} run${last.length === 1 ? "" : "s"} (${HISTORY}; every run of this ` +
+    `working tree), oldest first; under each: task or alone, seconds per load, commit (* = ` +
+    `with changes not committed)`,
+    `${"".padEnd(figureWidth)}${last.map((e) => head(e).padStart(width)).join("")}   goal`,
+    `${"".padEnd(figureWidth)}${
+      last.map((e) =>
+        `${e.command === "deno task bench" ? "task" : "alone"} ${e.durationS.toFixed(0)}s${
+          e.commit ? ` ${e.commit}` : ""
+        }`.padStart(width)
+      ).join("")
+    }`,
+  ];
+  for (const g of newest.goals) {
+    const cells = last.map((e) => {
+      const same = e.goals.find((x) => x.figure === g.figure);
+      return (same ? `${value(same.value, same.unit)} ${same.met ? "✓" : "✗"}` : "–")
+        .padStart(width);
+    });
+    const bound = g.unit
+      ? `${g.comparator} ${g.target} ${g.unit}`
+      : `${g.comparator} ${g.target.toFixed(2)}`;
+    lines.push(
+      `${g.figure.slice(0, figureWidth - 1).padEnd(figureWidth)}${cells.join("")}   ${bound}`,
+    );
+  }
+  for (const r of newest.ratios) {
+    const cells = last.map((e) => {
+      const same = e.ratios.find((x) => x.figure === r.figure);
+      return (same ? `${value(same.value)}  ` : "–").padStart(width);
+    });
+    lines.push(`${r.figure.slice(0, figureWidth - 1).padEnd(figureWidth)}${cells.join("")}   –`);
+  }
+  const met = last.map((e) => `${e.goals.filter((g) => g.met).length}/${e.goals.length}`);
+  lines.push(`${"goals met".padEnd(figureWidth)}${met.map((m) => m.padStart(width)).join("")}`);
+  const totals = last.map((e) =>
+    e.totalSeconds === undefined ? "–" : `${(e.totalSeconds / 60).toFixed(1)} min`
+  );
+  lines.push(
+    `${"whole command's wall time".padEnd(figureWidth)}${
+      totals.map((t) => t.padStart(width)).join("")
+    }`,
+  );
+  return lines.join("\n");
 }
 
 /** RSS of the stack now, as "after every part" of `deno task bench`, added to the report. */
@@ -1031,26 +1927,36 @@ export function formatFootprint(report: RatiosReport, withIdleCpu = true): strin
   return lines.join("\n");
 }
 
-export function formatRatiosReport(report: RatiosReport, writtenTo: string): string {
+export function formatRatiosReport(
+  report: RatiosReport,
+  writtenTo: string,
+  history: readonly HistoryEntry[] = [],
+): string {
   const f = report.floors;
   const p = report.product;
-  const rows: [string, Measured][] = [
+  const rows: [string, Measured | LoadFigures][] = [
     ["floor: proxy → fixed JSON", f.proxy],
     ["GET /v1/me", p.me],
     ["GET /v1/reference/limits", p.limits],
     ["floor: proxy → write tx", f.write],
     ["POST /v1/quotes", p.createQuote],
+    ["floor: proxy → write tx", f.writeBeforeLines],
+    ["POST …/lines (1 turn: line, …)", p.createLine],
+    [`  …its ${VARIANTS_PER_LINE} × POST …/variants`, p.createLine.variants],
+    ["  …DELETE /v1/quote-lines/{id}", p.createLine.deletes],
+    ["floor: proxy → write tx", f.writeBeforePatch],
+    ["PATCH /v1/quote-variants/{id}", p.patchVariant],
     [`floor: proxy → 20 of ${f.read.rows} + count`, f.read],
     ["GET /v1/quotes?limit=20", p.listQuotes],
     [`floor: proxy → 1 row (${(f.singleRow.documentBytes / 1024).toFixed(0)} KB)`, f.singleRow],
     ["GET /v1/quotes/{id} (3×4×5)", p.getQuote],
   ];
-  const failures = (m: Measured): string => {
+  const failures = (m: LoadFigures): string => {
     const text = Object.entries(m.failures).map(([k, v]) => `${v}×${k}`).join(" ");
     return text ? `  failed: ${text}` : "";
   };
-  const cpuText = (m: Measured): string =>
-    Object.entries(m.cpuMsPerRequest).filter(([, v]) => v >= 0.01)
+  const cpuText = (m: Measured | LoadFigures): string =>
+    !("cpuMsPerRequest" in m) ? "" : Object.entries(m.cpuMsPerRequest).filter(([, v]) => v >= 0.01)
       .sort((x, y) => y[1] - x[1])
       .map(([k, v]) => `${k.replace(" (load generator)", "")} ${v.toFixed(2)}`)
       .join(", ");
@@ -1067,14 +1973,59 @@ export function formatRatiosReport(report: RatiosReport, writtenTo: string): str
         num(m.p99Ms, 2, 9)
       }   ${cpuText(m)}${failures(m)}`
     ),
+    `lines and PATCHes: ${p.createLine.writers.split(". ")[0]}; a line turn adds a line to the ` +
+    `next group, its ${VARIANTS_PER_LINE} variants one by one, and deletes it (its CPU is per ` +
+    `turn)`,
+  ];
+  const list = report.listAtScale;
+  if (list) {
+    lines.push(
+      "",
+      `GET /v1/quotes?limit=${list.itemsPerPage} over ${list.quotes.toLocaleString("en")} ` +
+        `quotes of ${list.shape}: p50 ${list.sequential.p50Ms.toFixed(1)} ms, p99 ` +
+        `${list.sequential.p99Ms.toFixed(1)} ms (${list.sequential.samples} sequential, offset ` +
+        `cycling); ${(list.responseBytesMedian / 1e6).toFixed(2)} MB a page, ` +
+        `${(list.sequentialBytesPerSecond / 1e6).toFixed(1)} MB/s one after another, ` +
+        `${(list.load.bytesPerSecond / 1e6).toFixed(1)} MB/s (${
+          list.load.requestsPerSecond.toFixed(1)
+        } req/s) at ${list.load.connections} connections`,
+    );
+  }
+  const ev = report.eventsUnderLoad;
+  if (ev) {
+    const otherText = Object.entries(ev.otherDeliveries).map(([e, n]) => `${n} ${e}`).join(", ");
+    lines.push(
+      "",
+      `events under the create load (${
+        ev.transport.split(" ")[0]
+      } transport, ${ev.subscriptions} ` +
+        `subscriptions, one per event type, signatures verified): POST /v1/quotes open loop at ` +
+        `${ev.targetRatePerSecond.toFixed(0)}/s for ${ev.durationS} s (offered ` +
+        `${ev.writes.offeredRatePerSecond.toFixed(0)}/s, ${ev.writes.failed} failed, schedule ` +
+        `slip ≤ ${ev.writes.maxScheduleSlipMs.toFixed(0)} ms)`,
+      `  event → signed delivery: p50 ${ev.latency.p50Ms.toFixed(0)} ms, p99 ` +
+        `${ev.latency.p99Ms.toFixed(0)} ms, max ${ev.latency.maxMs.toFixed(0)} ms; ` +
+        `${ev.delivered}/${ev.expected} delivered, ${ev.refused} refused signatures, ` +
+        `${otherText || "none"} to other subscriptions, drained ` +
+        `${ev.drainAfterLastWriteS.toFixed(1)} s after the last write`,
+    );
+  } else {
+    lines.push("", "events under the create load: not measured (see the log above)");
+  }
+  lines.push(
     "",
-    `${"ratio to its floor".padEnd(46)}${"ratio".padStart(8)}  ${"goal".padEnd(8)}`,
+    `${"goal".padEnd(50)}${"value".padStart(10)}  ${"bound".padEnd(10)}`,
     ...report.goals.map((g) =>
-      `${g.figure.padEnd(46)}${num(g.ratio, 2, 8)}  ${formatGoal(g).padEnd(8)}  ${metText(g.met)}`
+      `${g.figure.padEnd(50)}${formatGoalValue(g).padStart(10)}  ${formatGoal(g).padEnd(10)}  ${
+        metText(g.met)
+      }`
+    ),
+    ...report.otherRatios.map((r) =>
+      `${r.figure.padEnd(50)}${num(r.ratio, 2, 10)}  ${"–".padEnd(10)}  (no goal)`
     ),
     "",
     formatFootprint(report),
-  ];
+  );
   const drain = p.createQuote.outboxDrainSeconds;
   lines.push(
     "",
@@ -1082,22 +2033,38 @@ export function formatRatiosReport(report: RatiosReport, writtenTo: string): str
       drain === null ? "not within the timeout" : `${drain.toFixed(1)} s after the load ended`
     }`,
   );
-  const create = report.diagnostics.statementsPerRequest.createQuote;
-  if (create) {
+  const statements = report.diagnostics.statementsPerRequest;
+  for (
+    const [name, label] of [
+      ["createQuote", "POST /v1/quotes"],
+      ["createLine", "POST …/lines"],
+      ["patchVariant", "PATCH …/quote-variants/{id}"],
+    ] as const
+  ) {
+    const counted = statements[name];
+    if (!counted) continue;
     lines.push(
-      `statements per POST /v1/quotes: ${
-        Object.entries(create.byApplication)
+      `statements per ${label}: ${
+        Object.entries(counted.byApplication)
           .map(([app, k]) => `${app} ${k.total}`)
           .join(", ")
       }`,
     );
   }
-  const waits = report.diagnostics.createQuoteWaits;
-  if (waits) {
+  for (
+    const [name, label] of [
+      ["createQuote", "POST /v1/quotes"],
+      ["createLine", "line turns (line, its variants, delete)"],
+      ["patchVariant", "PATCH …/quote-variants/{id}"],
+    ] as const
+  ) {
+    const waits = report.diagnostics.waitsUnderLoad[name];
+    if (!waits) continue;
     lines.push(
-      `stack backends not idle under ${CONNECTIONS} writers (mean count per sample, ` +
-        `${waits.samples} samples, ${waits.figures.requestsPerSecond.toFixed(0)} req/s):`,
-      ...waits.states.slice(0, 6).map((s) =>
+      `stack backends not idle under ${CONNECTIONS} writers of ${label} (mean count per ` +
+        `sample, ${waits.samples} samples, ${waits.figures.requestsPerSecond.toFixed(0)} ` +
+        `${name === "createLine" ? "lines" : "req"}/s):`,
+      ...waits.states.slice(0, 5).map((s) =>
         `  ${s.meanBackends.toFixed(2).padStart(5)}  ${s.application} ${s.state} ${s.wait}${
           s.detail ? `: ${s.detail}` : ""
         }`
@@ -1105,7 +2072,8 @@ export function formatRatiosReport(report: RatiosReport, writtenTo: string): str
     );
   }
   lines.push(`Figures written to ${writtenTo}`);
-  return lines.join("\n");
+  if (history.length > 0) lines.push("", formatHistory(history));
+  return lines.map((line) => line.trimEnd()).join("\n");
 }
 
 export async function writeRatiosReport(report: RatiosReport, path = RESULTS): Promise<void> {
@@ -1114,11 +2082,31 @@ export async function writeRatiosReport(report: RatiosReport, path = RESULTS): P
 }
 
 if (import.meta.main) {
+  const started = performance.now();
   const bench = await startBenchStack("printshop-bench-ratios-");
   try {
-    const report = await runRatiosBench(bench);
+    let report = await runRatiosBench(bench);
     await writeRatiosReport(report);
-    console.log(formatRatiosReport(report, RESULTS));
+    // The 200-quote list over 10,000 quotes is the quotes part's: it runs here on this stack.
+    const quotes = await runQuotesBench({
+      gatewayUrl: bench.stack.gatewayUrl,
+      adminUrl: bench.stack.adminUrl,
+      adminToken: bench.adminToken,
+      databaseUrl: bench.databaseUrl,
+      durationS: BENCH_DURATION_S,
+    });
+    console.log(formatQuotesReport(quotes, "(not written: run alone)"));
+    report = withListAtScale(report, quotes);
+    await writeRatiosReport(report);
+    const history = await appendHistory(
+      historyEntry(
+        report,
+        "scripts/bench_ratios.ts",
+        (performance.now() - started) / 1000,
+        await codeVersion(),
+      ),
+    );
+    console.log(formatRatiosReport(report, RESULTS, history));
   } finally {
     await bench.stop();
   }

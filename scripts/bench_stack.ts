@@ -4,7 +4,9 @@
  * embedded PostgreSQL (fsync off: the floors measured beside the API run on the same cluster),
  * a `bench` database on it, and the real stack (gateway + services, LOG_LEVEL=warn) over that.
  * A part may give one process variables of its own (scripts/bench_crm.ts: the CRM's
- * BULK_MAX_ROWS), which bench.ts then passes for the whole run.
+ * BULK_MAX_ROWS), which bench.ts then passes for the whole run. The webhooks process may deliver
+ * to loopback (WEBHOOK_ALLOW_PRIVATE_TARGETS), where scripts/bench_ratios.ts's receiver listens
+ * for the events under the write load.
  */
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
@@ -59,7 +61,10 @@ export async function startBenchStack(
       adminToken,
       logDir,
       env: { LOG_LEVEL: "warn" },
-      processEnv: options.processEnv,
+      processEnv: {
+        ...options.processEnv,
+        webhooks: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...options.processEnv?.webhooks },
+      },
     });
     return {
       pg,
