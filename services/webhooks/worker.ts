@@ -1,32 +1,112 @@
-import { Backoff, Waker } from "@printshop/shared/events/waker";
+import type { Queryable } from "@printshop/shared/db";
+import {
+  Backoff,
+  GATHER_MS,
+  IDLE_POLL_MAX_MS,
+  IdlePoll,
+  pause,
+  POLL_INTERVAL_MS,
+  Waker,
+} from "@printshop/shared/events/waker";
 import type { Stoppable } from "@printshop/shared/service-main";
-import { claimDueDeliveries } from "./store/deliveries.ts";
+import { nextAttemptDelay } from "./domain/retry_schedule.ts";
+import { claimDueDeliveries, type ClaimedDelivery } from "./store/deliveries.ts";
 import { DELIVERIES_CHANNEL, purgeOldEvents } from "./store/events.ts";
 import { deliverOnce, type DispatchDeps, leaseMs } from "./dispatch.ts";
 
 export interface WorkerOptions {
   /** Deliveries in flight at once in this process. */
   concurrency?: number;
-  /** Safety net under LISTEN/NOTIFY, and how due retries are found. */
+  /**
+   * Safety net under LISTEN/NOTIFY: how soon an idle worker looks for due deliveries anyway
+   * after its last activity. Each look that finds nothing doubles the wait, up to
+   * `idlePollMaxMs`. Due retries do not depend on it: the worker sleeps until the next one.
+   */
   pollIntervalMs?: number;
+  /** The longest an idle worker goes without looking: the bound on a lost notification. */
+  idlePollMaxMs?: number;
+  /** After claiming deliveries, how long to let further notifications gather before the next. */
+  gatherMs?: number;
+}
+
+/** The longest single wait: setTimeout cannot take more than 2³¹ − 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Milliseconds until the earliest delivery of an active subscription falls due (0 when one is
+ * due already), by the database's clock; null when nothing is queued. The claim's conditions,
+ * on the same index.
+ */
+async function msUntilNextDue(sql: Queryable): Promise<number | null> {
+  const [row] = await sql<{ wait_ms: number }[]>`
+    SELECT least(greatest(0, ceil(
+             extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000)), ${MAX_TIMER_MS}
+           )::int AS wait_ms
+    FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+    WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at IS NOT NULL
+      AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
+    ORDER BY d.next_attempt_at
+    LIMIT 1`;
+  return row ? row.wait_ms : null;
 }
 
 /**
  * Sends due deliveries, up to `concurrency` at a time, as slots free up. New deliveries wake it
- * through NOTIFY from whichever replica queued them; retries are found by polling.
+ * through NOTIFY from whichever replica queued them. Between them it sleeps until the earliest
+ * queued delivery falls due (read from the database once everything due is claimed), or until a
+ * retry of an attempt it made may have fallen due (from the retry schedule), whichever comes
+ * first: a due retry is sent on time without polling.
+ *
+ * What it cannot know of is found by a safety poll, `pollIntervalMs` after its last activity,
+ * then less and less often while nothing turns up, at least every `idlePollMaxMs` (30 s by
+ * default): a notification lost in a way the worker cannot see, or a retry another replica
+ * scheduled and then died without sending. It claims at once when its LISTEN connection comes
+ * back after a drop, since notifications sent meanwhile are lost.
  */
 export async function startDeliveryWorker(
   deps: DispatchDeps,
   options: WorkerOptions = {},
 ): Promise<Stoppable> {
   const concurrency = options.concurrency ?? 32;
-  const pollIntervalMs = options.pollIntervalMs ?? 500;
+  const gatherMs = options.gatherMs ?? GATHER_MS;
+  const idlePollMaxMs = options.idlePollMaxMs ?? IDLE_POLL_MAX_MS;
+  const idle = new IdlePoll(options.pollIntervalMs ?? POLL_INTERVAL_MS, idlePollMaxMs);
+  const lease = leaseMs(deps.timeoutMs);
   const waker = new Waker();
-  const listener = await deps.sql.listen(DELIVERIES_CHANNEL, () => waker.wake());
   const inFlight = new Set<Promise<void>>();
   const backoff = new Backoff(250, 10_000);
   let running = true;
   let lastPurge = 0;
+
+  // Times are performance.now() milliseconds.
+  /** Claim on the next round: at start, on a notification, or when a slot frees up. */
+  let claimWanted = true;
+  /** Every free slot was filled (or none was free): more may be due than was claimed. */
+  let backlog = false;
+  /** When the earliest queued delivery falls due; Infinity when none; undefined when unknown. */
+  let nextDueAt: number | undefined;
+  /**
+   * Attempts this worker finished since it last read the next due time: each may have
+   * scheduled a retry, due no later than `at`, which that read may not have seen.
+   */
+  let unseenRetries: { finishedAt: number; at: number }[] = [];
+  /** When the safety poll runs next. */
+  let safetyAt = 0;
+  /** Rounds in a row that found a delivery due yet could claim none (another replica has it). */
+  let blocked = 0;
+
+  let listening = false;
+  const listener = await deps.sql.listen(DELIVERIES_CHANNEL, () => {
+    claimWanted = true;
+    waker.wake();
+  }, () => {
+    // Called again each time the connection is back after a drop: look for what was missed.
+    if (listening) {
+      claimWanted = true;
+      waker.wake();
+    }
+    listening = true;
+  });
 
   const purgeHourly = async (): Promise<void> => {
     if (Date.now() - lastPurge < 3_600_000) return;
@@ -35,41 +115,97 @@ export async function startDeliveryWorker(
     if (removed > 0) deps.logger.info("old events removed from the event log", { removed });
   };
 
+  const send = (delivery: ClaimedDelivery): void => {
+    const claimedAt = performance.now();
+    let recorded = true;
+    const task: Promise<void> = deliverOnce(deps, delivery, "automatic")
+      .catch((error) => {
+        recorded = false;
+        deps.logger.error("webhook delivery could not be recorded", {
+          deliveryId: delivery.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => {
+        inFlight.delete(task);
+        const finishedAt = performance.now();
+        // A failed attempt's retry is due after the schedule's step; an attempt that could not
+        // be recorded is due again when its claim runs out.
+        const delay = recorded
+          ? nextAttemptDelay(deps.retrySchedule, delivery.attempt)
+          : claimedAt + lease - finishedAt;
+        if (delay !== null) unseenRetries.push({ finishedAt, at: finishedAt + delay });
+        if (backlog) claimWanted = true;
+        waker.wake();
+      });
+    inFlight.add(task);
+  };
+
+  /** When the loop has something to do, if nothing wakes it before. */
+  const nextWake = (): number =>
+    Math.min(
+      nextDueAt ?? 0,
+      safetyAt,
+      ...unseenRetries.map((r) => r.at),
+    );
+
   const loop = (async () => {
     while (running) {
+      const roundAt = performance.now();
       const free = concurrency - inFlight.size;
-      let claimedAll = false;
-      if (free > 0) {
-        try {
-          await purgeHourly();
-          const claimed = await claimDueDeliveries(deps.sql, free, leaseMs(deps.timeoutMs));
-          backoff.reset();
-          claimedAll = claimed.length === free;
-          for (const delivery of claimed) {
-            const task: Promise<void> = deliverOnce(deps, delivery, "automatic")
-              .catch((error) =>
-                deps.logger.error("webhook delivery could not be recorded", {
-                  deliveryId: delivery.id,
-                  error: error instanceof Error ? error.message : String(error),
-                })
-              )
-              .finally(() => {
-                inFlight.delete(task);
-                waker.wake();
-              });
-            inFlight.add(task);
-          }
-        } catch (error) {
-          deps.logger.warn("webhook worker cannot claim deliveries", {
-            error: error instanceof Error ? error.message : String(error),
-          });
-          await waker.sleep(backoff.next());
+      if (free <= 0) {
+        // A finishing delivery wakes the loop (and asks for a claim) when a slot frees up.
+        backlog = true;
+        await waker.sleep(idlePollMaxMs);
+        continue;
+      }
+      if (!claimWanted && nextWake() > roundAt) {
+        const woken = await waker.sleep(Math.min(nextWake() - roundAt, MAX_TIMER_MS));
+        if (woken && claimWanted) idle.reset();
+        continue;
+      }
+      const safetyPoll = !claimWanted && roundAt >= safetyAt;
+      claimWanted = false;
+      let claimedCount = 0;
+      try {
+        await purgeHourly();
+        const claimed = await claimDueDeliveries(deps.sql, free, lease);
+        claimedCount = claimed.length;
+        backoff.reset();
+        for (const delivery of claimed) send(delivery);
+        backlog = claimed.length === free;
+        if (backlog) {
+          idle.reset();
           continue;
         }
+        // Everything due when the claim ran is claimed (save rows another replica was claiming
+        // at that moment). Read the next due time when the one known was reached, when a retry
+        // of ours may have become due, or on the safety poll; a notification's round does not
+        // change it (new deliveries are due at once, and are claimed).
+        const reached = nextDueAt === undefined || nextDueAt <= roundAt ||
+          unseenRetries.some((r) => r.at <= roundAt);
+        if (reached || safetyPoll) {
+          const readAt = performance.now();
+          const waitMs = await msUntilNextDue(deps.sql);
+          unseenRetries = unseenRetries.filter((r) => r.finishedAt >= readAt);
+          blocked = waitMs === 0 && claimed.length === 0 ? blocked + 1 : 0;
+          // Due yet not claimable twice in a row: another replica holds it; back off a little.
+          const floor = blocked > 1 ? Math.min(1000, 25 * 2 ** blocked) : 0;
+          nextDueAt = waitMs === null ? Infinity : readAt + Math.max(waitMs, floor);
+        }
+      } catch (error) {
+        deps.logger.warn("webhook worker cannot claim deliveries", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        claimWanted = true;
+        nextDueAt = undefined;
+        await waker.sleep(backoff.next());
+        continue;
       }
-      // More may be due right away when every free slot was filled; otherwise wait for a
-      // notification, a finished delivery or the poll.
-      if (!claimedAll || inFlight.size >= concurrency) await waker.sleep(pollIntervalMs);
+      if (claimedCount > 0) idle.reset();
+      safetyAt = performance.now() + idle.next();
+      // Under a steady stream, the deliveries queued meanwhile make the next claim.
+      if (claimedCount > 0) await pause(gatherMs);
     }
     await Promise.allSettled([...inFlight]);
   })();
