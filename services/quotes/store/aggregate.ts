@@ -16,14 +16,7 @@ import {
 } from "../domain/pricing.ts";
 import { lineQuantity } from "../domain/pricing.ts";
 import { isEditable } from "../domain/status.ts";
-import {
-  DECORATION_COLUMNS,
-  type DecorationRow,
-  LINE_COLUMNS,
-  type LineRow,
-  VARIANT_COLUMNS,
-  type VariantRow,
-} from "./item_rows.ts";
+import type { DecorationRow, LineRow, VariantRow } from "./item_rows.ts";
 import { markupGroupsForPricing } from "./markup_groups.ts";
 import { groupForLane } from "../domain/markup_groups.ts";
 
@@ -45,16 +38,50 @@ export async function lockQuoteForEdit(
   what = "Quote",
   id = quoteId,
 ): Promise<LockedQuote> {
-  const [row] = await tx<{ id: string; status: QuoteStatus; tax_rate_pct: string }[]>`
+  const [row] = await tx<QuoteLockRow[]>`
     SELECT id, status, tax_rate_pct FROM quotes
     WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
+  return editable(row, what, id);
+}
+
+interface QuoteLockRow {
+  id: string;
+  status: QuoteStatus;
+  tax_rate_pct: string;
+}
+
+function editable(row: QuoteLockRow | undefined, what: string, id: string): LockedQuote {
   if (!row) throw notFound(what, id);
   if (!isEditable(row.status)) {
     throw conflict(
-      `Quote "${quoteId}" is ${row.status}; reopen it (status draft) before changing its rows`,
+      `Quote "${row.id}" is ${row.status}; reopen it (status draft) before changing its rows`,
     );
   }
   return { id: row.id, status: row.status, taxRatePct: row.tax_rate_pct };
+}
+
+/** The tables of a quote's rows; each row names its quote. */
+export type QuoteRowTable = "quote_groups" | "quote_lines" | "quote_variants" | "quote_decorations";
+
+/**
+ * Locks the quote a row of this organisation belongs to, as lockQuoteForEdit does, finding and
+ * locking it in one statement. The row may have gone while this waited for the lock: read it
+ * again afterwards, and a row that is no longer there is a 404 like a missing one.
+ */
+export async function lockQuoteOfRow(
+  tx: TransactionSql,
+  organizationId: string,
+  table: QuoteRowTable,
+  rowId: string,
+  what: string,
+): Promise<LockedQuote> {
+  const [row] = await tx<QuoteLockRow[]>`
+    SELECT id, status, tax_rate_pct FROM quotes
+    WHERE organization_id = ${organizationId} AND id = (
+      SELECT quote_id FROM ${tx(table)} WHERE organization_id = ${organizationId} AND id = ${rowId}
+    )
+    FOR UPDATE`;
+  return editable(row, what, rowId);
 }
 
 /**
@@ -66,10 +93,7 @@ export async function lockGroup(
   organizationId: string,
   groupId: string,
 ): Promise<LockedQuote> {
-  const [group] = await tx<{ quote_id: string }[]>`
-    SELECT quote_id FROM quote_groups WHERE organization_id = ${organizationId} AND id = ${groupId}`;
-  if (!group) throw notFound("Quote group", groupId);
-  const quote = await lockQuoteForEdit(tx, organizationId, group.quote_id, "Quote group", groupId);
+  const quote = await lockQuoteOfRow(tx, organizationId, "quote_groups", groupId, "Quote group");
   const [stillThere] = await tx`
     SELECT 1 FROM quote_groups WHERE id = ${groupId} AND quote_id = ${quote.id}`;
   if (!stillThere) throw notFound("Quote group", groupId);
@@ -88,7 +112,63 @@ export interface RebandScope {
   decorationIds?: ReadonlySet<string>;
 }
 
-const variantInput = (v: VariantRow): VariantInput => ({
+/**
+ * The columns a recomputation reads of each row: what pricing needs and what it writes back,
+ * nothing it would only parse and drop (timestamps, names, descriptions). A quote of 60 variants
+ * is read whole on every change to any of its rows.
+ */
+const PRICED_LINE = [
+  "id",
+  "quote_group_id",
+  "line_type",
+  "quantity",
+  "unit_price_ex_gst",
+  "value_type",
+  "percentage",
+  "discount_value_type",
+  "discount_percentage",
+] as const satisfies readonly (keyof LineRow)[];
+const PRICED_VARIANT = [
+  "id",
+  "quote_line_id",
+  "quantity",
+  "unit_price_ex_gst",
+  "buy_price",
+  "extra_cost",
+  "markup_type",
+  "markup_value",
+  "markup_source",
+  "markup_group_id",
+  "is_custom_line",
+] as const satisfies readonly (keyof VariantRow)[];
+const PRICED_DECORATION = [
+  "id",
+  "quote_group_id",
+  "method",
+  "quantity",
+  "unit_cost",
+  "markup_type",
+  "markup_value",
+  "markup_source",
+  "markup_group_id",
+  "base_unit_cost",
+  "setup_cost",
+  "setup_markup_type",
+  "setup_markup_value",
+  "setup_markup_source",
+  "setup_markup_group_id",
+  "base_setup_cost",
+  "include_setup_cost",
+  "roll_up",
+  "roll_up_setup",
+  "show_on_documents",
+] as const satisfies readonly (keyof DecorationRow)[];
+type PricedLine = Pick<LineRow, typeof PRICED_LINE[number]>;
+type PricedVariant = Pick<VariantRow, typeof PRICED_VARIANT[number]>;
+type PricedDecoration = Pick<DecorationRow, typeof PRICED_DECORATION[number]>;
+const columns = (names: readonly string[]): string => names.join(", ");
+
+const variantInput = (v: PricedVariant): VariantInput => ({
   quantity: v.quantity,
   buyPrice: v.buy_price,
   extraCost: v.extra_cost,
@@ -100,7 +180,7 @@ const variantInput = (v: VariantRow): VariantInput => ({
 });
 
 /** A decoration row as the pricing rules read it. */
-export const decorationInput = (d: DecorationRow): DecorationInput => ({
+export const decorationInput = (d: PricedDecoration): DecorationInput => ({
   quantity: d.quantity,
   unitCost: d.unit_cost,
   markupType: d.markup_type,
@@ -135,17 +215,17 @@ export async function recomputeQuote(
   const [groups, lines, variants, decorations] = await Promise.all([
     tx<{ id: string }[]>`
       SELECT id FROM quote_groups WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
-    tx<LineRow[]>`SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines
+    tx<PricedLine[]>`SELECT ${tx.unsafe(columns(PRICED_LINE))} FROM quote_lines
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
-    tx<VariantRow[]>`SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+    tx<PricedVariant[]>`SELECT ${tx.unsafe(columns(PRICED_VARIANT))} FROM quote_variants
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
-    tx<DecorationRow[]>`SELECT ${tx.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
+    tx<PricedDecoration[]>`SELECT ${tx.unsafe(columns(PRICED_DECORATION))} FROM quote_decorations
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
   ]);
-  const inScope = (v: VariantRow): boolean =>
+  const inScope = (v: PricedVariant): boolean =>
     scope.all === true || (scope.variantIds?.has(v.id) ?? false) ||
     (scope.lineIds?.has(v.quote_line_id) ?? false);
-  const decorationInScope = (d: DecorationRow): boolean =>
+  const decorationInScope = (d: PricedDecoration): boolean =>
     scope.all === true || (scope.decorationIds?.has(d.id) ?? false);
   const needsGroups = variants.some((v) => v.markup_source === "group" && inScope(v)) ||
     decorations.some((d) =>
@@ -153,7 +233,7 @@ export async function recomputeQuote(
     );
   const markupGroups = needsGroups ? await markupGroupsForPricing(tx, organizationId) : [];
 
-  const variantsByLine = new Map<string, VariantRow[]>();
+  const variantsByLine = new Map<string, PricedVariant[]>();
   for (const v of variants) {
     const list = variantsByLine.get(v.quote_line_id) ?? [];
     list.push(v);
@@ -161,7 +241,7 @@ export async function recomputeQuote(
   }
 
   // Variants: re-band group rows in scope, then the sell price every row implies.
-  const variantUpdates: VariantRow[] = [];
+  const variantUpdates: PricedVariant[] = [];
   const pricedVariants = new Map<string, VariantInput>();
   for (const lineVariants of variantsByLine.values()) {
     const qty = lineQuantity(lineVariants.map(variantInput));
@@ -196,7 +276,7 @@ export async function recomputeQuote(
   }
 
   // Decorations: re-band group lanes in scope, then both base costs.
-  const decorationUpdates: DecorationRow[] = [];
+  const decorationUpdates: PricedDecoration[] = [];
   const pricedDecorations = new Map<string, DecorationInput>();
   for (const d of decorations) {
     let input = decorationInput(d);
@@ -234,7 +314,7 @@ export async function recomputeQuote(
   }
 
   // Lines with variants: quantity and unit price are derived from them.
-  const lineUpdates: LineRow[] = [];
+  const lineUpdates: PricedLine[] = [];
   const lineInputs = new Map<string, LineInput>();
   for (const line of lines) {
     const lineVariants = (variantsByLine.get(line.id) ?? []).map((v) => pricedVariants.get(v.id)!);
@@ -290,7 +370,7 @@ export async function recomputeQuote(
   ]);
 }
 
-async function persistVariants(tx: Queryable, rows: VariantRow[]): Promise<void> {
+async function persistVariants(tx: Queryable, rows: PricedVariant[]): Promise<void> {
   if (rows.length === 0) return;
   await tx`
     UPDATE quote_variants AS v SET unit_price_ex_gst = u.unit, markup_type = u.markup_type,
@@ -303,7 +383,7 @@ async function persistVariants(tx: Queryable, rows: VariantRow[]): Promise<void>
     WHERE v.id = u.id`;
 }
 
-async function persistDecorations(tx: Queryable, rows: DecorationRow[]): Promise<void> {
+async function persistDecorations(tx: Queryable, rows: PricedDecoration[]): Promise<void> {
   if (rows.length === 0) return;
   await tx`
     UPDATE quote_decorations AS d SET base_unit_cost = u.base_unit, base_setup_cost = u.base_setup,
@@ -321,7 +401,7 @@ async function persistDecorations(tx: Queryable, rows: DecorationRow[]): Promise
     WHERE d.id = u.id`;
 }
 
-async function persistLines(tx: Queryable, rows: LineRow[]): Promise<void> {
+async function persistLines(tx: Queryable, rows: PricedLine[]): Promise<void> {
   if (rows.length === 0) return;
   await tx`
     UPDATE quote_lines AS l SET quantity = u.quantity, unit_price_ex_gst = u.unit,

@@ -14,7 +14,7 @@ import {
   decorationInput,
   type LockedQuote,
   lockGroup,
-  lockQuoteForEdit,
+  lockQuoteOfRow,
   recomputeQuote,
 } from "./aggregate.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
@@ -100,16 +100,12 @@ async function lockDecoration(
   organizationId: string,
   decorationId: string,
 ): Promise<{ quote: LockedQuote; row: DecorationRow }> {
-  const [owner] = await tx<{ quote_id: string }[]>`
-    SELECT quote_id FROM quote_decorations
-    WHERE organization_id = ${organizationId} AND id = ${decorationId}`;
-  if (!owner) throw notFound("Quote decoration", decorationId);
-  const quote = await lockQuoteForEdit(
+  const quote = await lockQuoteOfRow(
     tx,
     organizationId,
-    owner.quote_id,
-    "Quote decoration",
+    "quote_decorations",
     decorationId,
+    "Quote decoration",
   );
   // Deleted (or its group deleted) while we waited for the lock.
   const [row] = await tx<DecorationRow[]>`

@@ -10,7 +10,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { lineShapeProblem } from "../domain/rows.ts";
-import { type LockedQuote, lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { type LockedQuote, lockGroup, lockQuoteOfRow, recomputeQuote } from "./aggregate.ts";
 import {
   LINE_COLUMNS,
   type LineRow,
@@ -25,24 +25,31 @@ export async function lockLine(
   organizationId: string,
   lineId: string,
 ): Promise<{ line: LineRow; quote: LockedQuote }> {
-  const [found] = await tx<{ quote_id: string }[]>`
-    SELECT quote_id FROM quote_lines WHERE organization_id = ${organizationId} AND id = ${lineId}`;
-  if (!found) throw notFound("Quote line", lineId);
-  const quote = await lockQuoteForEdit(tx, organizationId, found.quote_id);
+  const quote = await lockQuoteOfRow(tx, organizationId, "quote_lines", lineId, "Quote line");
   const [line] = await tx<LineRow[]>`
-    SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`;
+    SELECT ${
+    tx.unsafe(LINE_COLUMNS)
+  } FROM quote_lines WHERE id = ${lineId} AND quote_id = ${quote.id}`;
   if (!line) throw notFound("Quote line", lineId);
   return { line, quote };
 }
 
-/** Reads a line (known to exist) with its variants, as the caller may see it. */
-async function readLine(sql: TransactionSql, lineId: string, costs: boolean): Promise<QuoteLine> {
-  const [line] = await sql<LineRow[]>`
-    SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`;
-  const variants = await sql<VariantRow[]>`
-    SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE quote_line_id = ${lineId}
-    ORDER BY sort_order, id`;
-  return toLine(line!, [...variants], costs);
+/** A line (known to exist) with its variants, as the caller may see it, and whole for its event. */
+async function readLine(
+  sql: TransactionSql,
+  lineId: string,
+  costs: boolean,
+): Promise<{ shown: QuoteLine; payload: QuoteLine }> {
+  const [[line], variants] = await Promise.all([
+    sql<LineRow[]>`SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`,
+    sql<VariantRow[]>`
+      SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE quote_line_id = ${lineId}
+      ORDER BY sort_order, id`,
+  ]);
+  return {
+    shown: toLine(line!, [...variants], costs),
+    payload: toLine(line!, [...variants], true),
+  };
 }
 
 export async function createLine(
@@ -84,9 +91,9 @@ export async function createLine(
       organizationId,
       type: "quote_line.created",
       aggregateId: id,
-      payload: await readLine(tx, id, true),
+      payload: line.payload,
     });
-    return line;
+    return line.shown;
   });
 }
 
@@ -151,9 +158,9 @@ export async function updateLine(
       organizationId,
       type: "quote_line.updated",
       aggregateId: lineId,
-      payload: await readLine(tx, lineId, true),
+      payload: updated.payload,
     });
-    return updated;
+    return updated.shown;
   });
 }
 

@@ -10,20 +10,21 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
 import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
-import { type LockedQuote, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { type LockedQuote, lockQuoteOfRow, recomputeQuote } from "./aggregate.ts";
 import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
 import { lockLine } from "./lines.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
 
+/** A variant (known to exist) as the caller may see it, and whole for its event. */
 async function readVariant(
   tx: TransactionSql,
   id: string,
   costs: boolean,
-): Promise<QuoteVariant> {
+): Promise<{ shown: QuoteVariant; payload: QuoteVariant }> {
   const [row] = await tx<VariantRow[]>`
     SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${id}`;
-  return toVariant(row!, costs);
+  return { shown: toVariant(row!, costs), payload: toVariant(row!, true) };
 }
 
 async function lockVariant(
@@ -31,13 +32,16 @@ async function lockVariant(
   organizationId: string,
   variantId: string,
 ): Promise<{ variant: VariantRow; quote: LockedQuote }> {
-  const [found] = await tx<{ quote_id: string }[]>`
-    SELECT quote_id FROM quote_variants WHERE organization_id = ${organizationId}
-      AND id = ${variantId}`;
-  if (!found) throw notFound("Quote variant", variantId);
-  const quote = await lockQuoteForEdit(tx, organizationId, found.quote_id);
+  const quote = await lockQuoteOfRow(
+    tx,
+    organizationId,
+    "quote_variants",
+    variantId,
+    "Quote variant",
+  );
   const [variant] = await tx<VariantRow[]>`
-    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${variantId}`;
+    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+    WHERE id = ${variantId} AND quote_id = ${quote.id}`;
   if (!variant) throw notFound("Quote variant", variantId);
   return { variant, quote };
 }
@@ -97,9 +101,9 @@ export async function createVariant(
       organizationId,
       type: "quote_variant.created",
       aggregateId: id,
-      payload: await readVariant(tx, id, true),
+      payload: variant.payload,
     });
-    return variant;
+    return variant.shown;
   });
 }
 
@@ -202,9 +206,9 @@ export async function updateVariant(
       organizationId,
       type: "quote_variant.updated",
       aggregateId: variantId,
-      payload: await readVariant(tx, variantId, true),
+      payload: updated.payload,
     });
-    return updated;
+    return updated.shown;
   });
 }
 
