@@ -81,11 +81,14 @@ async function quoteDocuments(
   costs: boolean,
 ): Promise<ReadDocument[]> {
   // No ORDER BY: sorting would carry every quote's JSON through a sort; `n` places them here.
+  // Found by primary key alone: `IS TRUE` keeps the organisation's condition a filter, or
+  // PostgreSQL, short of statistics, may read all of the organisation's quotes by that index to
+  // meet a page of 20 (and as a join with the ids, hash them all).
   const rows = await sql<(ReadDocument & { n: number })[]>`
-    SELECT p.n::int AS n, q.id, ${sql.unsafe(documentSelectSql(costs))}
-    FROM unnest(${ids as string[]}::uuid[]) WITH ORDINALITY AS p (id, n)
-      JOIN quotes q ON q.id = p.id
-    WHERE q.organization_id = ${organizationId}`;
+    SELECT array_position(${ids as string[]}::uuid[], q.id) AS n, q.id,
+      ${sql.unsafe(documentSelectSql(costs))}
+    FROM quotes q
+    WHERE q.id = ANY(${ids as string[]}::uuid[]) AND (q.organization_id = ${organizationId}) IS TRUE`;
   return rows.sort((a, b) => a.n - b.n);
 }
 
