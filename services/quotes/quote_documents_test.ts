@@ -168,12 +168,20 @@ const ROW_CHANGES: Record<string, Change> = {
     });
     return true;
   },
-  "change a variant": async (a, _q, s, pick) => {
+  "change a variant": async (a, q, s, pick) => {
     if (s.variants.length === 0) return false;
-    await a.call("PATCH", `/v1/quote-variants/${pick(s.variants)}`, {
+    const answered = await a.call("PATCH", `/v1/quote-variants/${pick(s.variants)}`, {
       quantity: pick([2, 12, 50]),
       extraCost: pick([0, 0.5]),
+      ...(pick([true, false, false]) ? { sortOrder: 1 } : {}),
     });
+    // What the PATCH answers is the variant as the quote now holds it.
+    const quote = JSON.parse(await a.live(q, true)) as {
+      groups: { lines: { variants: Json[] }[] }[];
+    };
+    const held = quote.groups.flatMap((g) => g.lines.flatMap((l) => l.variants))
+      .find((v) => v.id === answered.id);
+    assertEquals(answered, held);
     return true;
   },
   "delete a variant": async (a, _q, s, pick) => {

@@ -206,12 +206,27 @@ const sameAmount = (a: string | null, b: string | null): boolean =>
  * prices, line quantity and unit price) and the quote's totals, and writes back what changed.
  * Runs inside the transaction of the change that caused it.
  */
+/** The pricing fields a recomputation wrote to variants, by id (rows it did not change are absent). */
+export type RepricedVariants = ReadonlyMap<
+  string,
+  Pick<VariantRow, "unit_price_ex_gst" | "markup_type" | "markup_value">
+>;
+
+export interface RecomputeOptions {
+  /**
+   * Statements to send together with the recomputation's writes, in the same round trip, once
+   * the repricing is known (a change's event, built from what was written).
+   */
+  alongside?: (repriced: RepricedVariants) => Promise<unknown>;
+}
+
 export async function recomputeQuote(
   tx: TransactionSql,
   organizationId: string,
   quote: LockedQuote,
   scope: RebandScope = {},
-): Promise<void> {
+  options: RecomputeOptions = {},
+): Promise<RepricedVariants> {
   const [groups, lines, variants, decorations] = await Promise.all([
     tx<{ id: string }[]>`
       SELECT id FROM quote_groups WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
@@ -360,6 +375,7 @@ export async function recomputeQuote(
     );
   }
 
+  const repriced: RepricedVariants = new Map(variantUpdates.map((v) => [v.id, v]));
   await Promise.all([
     persistVariants(tx, variantUpdates),
     persistDecorations(tx, decorationUpdates),
@@ -367,7 +383,9 @@ export async function recomputeQuote(
     tx`UPDATE quotes SET subtotal_ex_gst = ${totals.subtotalExGst},
       gst_amount = ${totals.gstAmount}, total_inc_gst = ${totals.totalIncGst}, updated_at = now()
       WHERE id = ${quote.id}`,
+    options.alongside?.(repriced),
   ]);
+  return repriced;
 }
 
 async function persistVariants(tx: Queryable, rows: PricedVariant[]): Promise<void> {

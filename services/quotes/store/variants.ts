@@ -27,21 +27,22 @@ async function readVariant(
   return { shown: toVariant(row!, costs), payload: toVariant(row!, true) };
 }
 
+/**
+ * Locks the variant's quote and reads the variant, in one round trip: the read is sent behind the
+ * lock on the same connection, so it runs once the lock is held and sees the variant as it is
+ * then (a variant deleted meanwhile is a 404).
+ */
 async function lockVariant(
   tx: TransactionSql,
   organizationId: string,
   variantId: string,
 ): Promise<{ variant: VariantRow; quote: LockedQuote }> {
-  const quote = await lockQuoteOfRow(
-    tx,
-    organizationId,
-    "quote_variants",
-    variantId,
-    "Quote variant",
-  );
-  const [variant] = await tx<VariantRow[]>`
-    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
-    WHERE id = ${variantId} AND quote_id = ${quote.id}`;
+  const [quote, [variant]] = await Promise.all([
+    lockQuoteOfRow(tx, organizationId, "quote_variants", variantId, "Quote variant"),
+    tx<VariantRow[]>`
+      SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+      WHERE id = ${variantId} AND organization_id = ${organizationId}`,
+  ]);
   if (!variant) throw notFound("Quote variant", variantId);
   return { variant, quote };
 }
@@ -184,31 +185,52 @@ export async function updateVariant(
     if (input.colour !== undefined) changes.colour = input.colour;
     if (input.quantity !== undefined) changes.quantity = input.quantity;
     if (input.showOnDocuments !== undefined) changes.show_on_documents = input.showOnDocuments;
-    await tx`UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}`;
-    if (input.sortOrder !== undefined) {
+    const updating = tx<VariantRow[]>`
+      UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}
+      RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+    const placed = input.sortOrder !== undefined;
+    if (placed) {
+      await updating;
       await LINE_VARIANTS.place(
         tx,
         variant.quote_line_id,
         { id: variantId, kind: "variant" },
-        input.sortOrder,
+        input.sortOrder!,
       );
+    } else {
+      // Sent now, so the recomputation's reads follow it in the same round trip. Should it fail,
+      // those reads fail too (the transaction is aborted): its own error is the one to report.
+      updating.execute().catch(() => {});
     }
     const quantityChanged = input.quantity !== undefined && input.quantity !== variant.quantity ||
       isCustomLine !== variant.is_custom_line;
     const sourceBecameGroup = markupSource === "group" &&
       (variant.markup_source !== "group" || markupGroupId !== variant.markup_group_id);
+    let saved: VariantRow | undefined;
     await recomputeQuote(tx, organizationId, quote, {
       ...(quantityChanged ? { lineIds: new Set([variant.quote_line_id]) } : {}),
       ...(costChanged || sourceBecameGroup ? { variantIds: new Set([variantId]) } : {}),
+    }, {
+      // The variant as written: the UPDATE's row with what the recomputation re-priced (placing
+      // it moved its neighbours, so then it is read again). Its event goes with those writes.
+      alongside: async (repriced) => {
+        const [row] = placed
+          ? await tx<VariantRow[]>`
+            SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${variantId}`
+          : await updating;
+        saved = { ...row!, ...repriced.get(variantId) };
+        await writeEvent(tx, {
+          organizationId,
+          type: "quote_variant.updated",
+          aggregateId: variantId,
+          payload: toVariant(saved, true),
+        });
+      },
+    }).catch(async (error) => {
+      await updating;
+      throw error;
     });
-    const updated = await readVariant(tx, variantId, costs);
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_variant.updated",
-      aggregateId: variantId,
-      payload: updated.payload,
-    });
-    return updated.shown;
+    return toVariant(saved!, costs);
   });
 }
 
