@@ -73,6 +73,7 @@ import {
   appendHistory,
   codeVersion,
   footprintAfterAllParts,
+  formatHistory,
   formatRatiosReport,
   historyEntry,
   measureIdle,
@@ -339,9 +340,8 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
 
   // Issue 15: every goal of this run, then the last three runs side by side.
   const totalSeconds = (performance.now() - started) / 1000;
-  const history = await appendHistory(
-    historyEntry(ratiosReport, "deno task bench", totalSeconds, await codeVersion()),
-  );
+  const entry = historyEntry(ratiosReport, "deno task bench", totalSeconds, await codeVersion());
+  const history = formatHistory(await appendHistory(entry), entry);
   console.log(formatRatiosReport(ratiosReport, "bench-results/ratios.json", history));
   console.log(
     `\ndeno task bench: ${(totalSeconds / 60).toFixed(1)} min from start to this line ` +

@@ -1639,7 +1639,9 @@ export interface ListAtScale {
   quotes: number;
   shape: string;
   itemsPerPage: number;
-  /** Sequential requests (the quotes part's): p50 is the goal's figure. */
+  /** Every page once first (each quote's first read through the API), for context. */
+  firstPass: LatencyFigures;
+  /** Sequential requests after it (the quotes part's): p50 is the goal's figure. */
   sequential: LatencyFigures;
   responseBytesMedian: number;
   /** Under the quotes part's load: requests and response bytes per second, and connections. */
@@ -1662,6 +1664,7 @@ export function withListAtScale(report: RatiosReport, quotes: QuotesReport): Rat
     shape: `${p.groups} groups × (${p.garmentLinesPerGroup} Garment lines × ` +
       `${p.variantsPerLine} variants + ${p.decorationsPerGroup} decorations)`,
     itemsPerPage: list.itemsPerPage,
+    firstPass: list.firstPass,
     sequential: list.sequential,
     responseBytesMedian: list.responseBytes.median,
     load: {
@@ -1750,9 +1753,8 @@ export function historyEntry(
   }
   if (afterRss !== null) {
     goals.push({
-      figure: `largest process RSS, after ${
-        report.footprint.afterAllParts ? "every part" : "load"
-      }`,
+      // After every part under deno task bench, after this part's loads alone.
+      figure: "largest process RSS, after the bench",
       value: afterRss,
       unit: "MB",
       comparator: "≤",
@@ -1761,7 +1763,7 @@ export function historyEntry(
     });
   }
   goals.push({
-    figure: `idle stack CPU over ${report.idle.cpu.seconds.toFixed(0)} s`,
+    figure: "idle stack CPU, % of one core",
     value: report.idle.cpu.stackPctOfCore,
     unit: "%",
     comparator: "≤",
@@ -1819,12 +1821,25 @@ export async function appendHistory(entry: HistoryEntry, path = HISTORY): Promis
 }
 
 /**
- * The last `runs` entries side by side, oldest on the left: each goal's value with met (✓) or not
- * (✗), then the ratios without a goal. Rows follow the newest run's figures; a figure an older
- * run did not have shows "–".
+ * `current` and the runs of the same command before it (`runs` in all), side by side, oldest on
+ * the left: each goal's value with met (✓) or not (✗), then the ratios without a goal. Without
+ * `current`, the last `runs` entries. Several people run benches in this working tree, alone
+ * (shorter loads) or whole, so only runs of the same command are compared. Rows follow the
+ * newest run's figures; a figure an older run did not have shows "–".
  */
-export function formatHistory(entries: readonly HistoryEntry[], runs = HISTORY_RUNS): string {
-  const last = entries.slice(-runs);
+export function formatHistory(
+  entries: readonly HistoryEntry[],
+  current?: HistoryEntry,
+  runs = HISTORY_RUNS,
+): string {
+  let last = entries.slice(-runs);
+  if (current) {
+    const same = entries.filter((e) => e.command === current.command);
+    const at = same.findLastIndex((e) => e.date === current.date);
+    last = at < 0
+      ? [...same.slice(-(runs - 1)), current]
+      : same.slice(Math.max(0, at - runs + 1), at + 1);
+  }
   if (last.length === 0) return "";
   const newest = last[last.length - 1]!;
   const width = 21;
@@ -1839,8 +1854,9 @@ export function formatHistory(entries: readonly HistoryEntry[], runs = HISTORY_R
       : v.toFixed(2);
   const head = (e: HistoryEntry): string => `${e.date.slice(5, 16).replace("T", " ")}`;
   const lines = [
-    `The last ${last.length} run${last.length === 1 ? "" : "s"} (${HISTORY}; every run of this ` +
-    `working tree), oldest first; under each: task or alone, seconds per load, commit (* = ` +
+    `The last ${last.length} run${last.length === 1 ? "" : "s"}${
+      current ? ` of ${current.command}` : ""
+    } (${HISTORY}), oldest first; under each: task or alone, seconds per load, commit (* = ` +
     `with changes not committed)`,
     `${"".padEnd(figureWidth)}${last.map((e) => head(e).padStart(width)).join("")}   goal`,
     `${"".padEnd(figureWidth)}${
@@ -1930,7 +1946,8 @@ export function formatFootprint(report: RatiosReport, withIdleCpu = true): strin
 export function formatRatiosReport(
   report: RatiosReport,
   writtenTo: string,
-  history: readonly HistoryEntry[] = [],
+  /** The last runs side by side (formatHistory), printed at the end. */
+  history = "",
 ): string {
   const f = report.floors;
   const p = report.product;
@@ -1984,7 +2001,8 @@ export function formatRatiosReport(
       `GET /v1/quotes?limit=${list.itemsPerPage} over ${list.quotes.toLocaleString("en")} ` +
         `quotes of ${list.shape}: p50 ${list.sequential.p50Ms.toFixed(1)} ms, p99 ` +
         `${list.sequential.p99Ms.toFixed(1)} ms (${list.sequential.samples} sequential, offset ` +
-        `cycling); ${(list.responseBytesMedian / 1e6).toFixed(2)} MB a page, ` +
+        `cycling, after a first read of every page at p50 ${list.firstPass.p50Ms.toFixed(1)} ` +
+        `ms); ${(list.responseBytesMedian / 1e6).toFixed(2)} MB a page, ` +
         `${(list.sequentialBytesPerSecond / 1e6).toFixed(1)} MB/s one after another, ` +
         `${(list.load.bytesPerSecond / 1e6).toFixed(1)} MB/s (${
           list.load.requestsPerSecond.toFixed(1)
@@ -2072,7 +2090,7 @@ export function formatRatiosReport(
     );
   }
   lines.push(`Figures written to ${writtenTo}`);
-  if (history.length > 0) lines.push("", formatHistory(history));
+  if (history) lines.push("", history);
   return lines.map((line) => line.trimEnd()).join("\n");
 }
 
@@ -2098,14 +2116,13 @@ if (import.meta.main) {
     console.log(formatQuotesReport(quotes, "(not written: run alone)"));
     report = withListAtScale(report, quotes);
     await writeRatiosReport(report);
-    const history = await appendHistory(
-      historyEntry(
-        report,
-        "scripts/bench_ratios.ts",
-        (performance.now() - started) / 1000,
-        await codeVersion(),
-      ),
+    const entry = historyEntry(
+      report,
+      "scripts/bench_ratios.ts",
+      (performance.now() - started) / 1000,
+      await codeVersion(),
     );
+    const history = formatHistory(await appendHistory(entry), entry);
     console.log(formatRatiosReport(report, RESULTS, history));
   } finally {
     await bench.stop();
