@@ -20,16 +20,21 @@ import {
 } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
 
+/**
+ * Locks the line's quote and reads the line, in one round trip: the read is sent behind the lock
+ * on the same connection, so it runs once the lock is held (a line deleted meanwhile is a 404).
+ */
 export async function lockLine(
   tx: TransactionSql,
   organizationId: string,
   lineId: string,
 ): Promise<{ line: LineRow; quote: LockedQuote }> {
-  const quote = await lockQuoteOfRow(tx, organizationId, "quote_lines", lineId, "Quote line");
-  const [line] = await tx<LineRow[]>`
-    SELECT ${
-    tx.unsafe(LINE_COLUMNS)
-  } FROM quote_lines WHERE id = ${lineId} AND quote_id = ${quote.id}`;
+  const [quote, [line]] = await Promise.all([
+    lockQuoteOfRow(tx, organizationId, "quote_lines", lineId, "Quote line"),
+    tx<LineRow[]>`
+      SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines
+      WHERE id = ${lineId} AND organization_id = ${organizationId}`,
+  ]);
   if (!line) throw notFound("Quote line", lineId);
   return { line, quote };
 }

@@ -96,15 +96,20 @@ export async function createVariant(
       )`;
     await LINE_VARIANTS.place(tx, lineId, { id, kind: "variant" }, input.sortOrder);
     // A new variant changes its line's quantity: every group row of the line re-bands.
-    await recomputeQuote(tx, organizationId, quote, { lineIds: new Set([lineId]) });
-    const variant = await readVariant(tx, id, costs);
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_variant.created",
-      aggregateId: id,
-      payload: variant.payload,
+    let variant: { shown: QuoteVariant; payload: QuoteVariant } | undefined;
+    await recomputeQuote(tx, organizationId, quote, { lineIds: new Set([lineId]) }, {
+      // Read behind the recomputation's writes, and announced with them.
+      alongside: async () => {
+        variant = await readVariant(tx, id, costs);
+        await writeEvent(tx, {
+          organizationId,
+          type: "quote_variant.created",
+          aggregateId: id,
+          payload: variant.payload,
+        });
+      },
     });
-    return variant.shown;
+    return variant!.shown;
   });
 }
 
