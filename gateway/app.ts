@@ -221,109 +221,122 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     };
     const bucket = await deps.rateLimiter.take(principal.bucket, policy);
     const limitHeaders = rateLimitHeaders(policy, bucket);
-    // For the answers made from here through the context (the errors); a Response built here
-    // is given them directly.
-    c.header("RateLimit-Policy", limitHeaders["RateLimit-Policy"]);
-    c.header("RateLimit", limitHeaders["RateLimit"]);
-    if (!bucket.admitted) {
-      throw new ApiError(
-        "rate_limited",
-        `Rate limit of ${policy.requestsPerMinute} requests per minute exceeded`,
-        undefined,
-        { "Retry-After": String(retryAfterSeconds(policy, bucket.tokens)) },
-      );
+    // Every answer from here on carries the fields: one built here is given them directly, one
+    // made through the context (an error's envelope) takes them from it.
+    const limitsInContext = (): void => {
+      c.header("RateLimit-Policy", limitHeaders["RateLimit-Policy"]);
+      c.header("RateLimit", limitHeaders["RateLimit"]);
+    };
+    // The contract check may answer in place of the handler's Response.
+    if (CONTRACT_CHECKS) limitsInContext();
+    try {
+      return await authorized();
+    } catch (error) {
+      limitsInContext();
+      throw error;
     }
-    // The raw path: the table decodes parameters itself, and the service verifies the same bytes.
-    const url = new URL(raw.url);
-    const path = url.pathname;
-    const search = url.search;
-    // HEAD is answered as GET without the body (Hono and the services drop it), so a client can
-    // check that a resource exists, and what it would weigh, without reading it.
-    const head = raw.method === "HEAD";
-    const method = head ? "GET" : raw.method;
-    const match = routes.match(method, path);
-    if (!match) {
-      const methods = routes.methodsAt(path);
-      if (methods.length > 0) {
+
+    async function authorized(): Promise<Response> {
+      if (!bucket.admitted) {
         throw new ApiError(
-          "method_not_allowed",
-          `${raw.method} is not an operation of ${c.req.path}; it takes ${methods.join(", ")}`,
+          "rate_limited",
+          `Rate limit of ${policy.requestsPerMinute} requests per minute exceeded`,
           undefined,
-          { Allow: methods.join(", ") },
+          { "Retry-After": String(retryAfterSeconds(policy, bucket.tokens)) },
         );
       }
-      throw new ApiError(
-        "route_not_found",
-        `No endpoint ${raw.method} ${c.req.path}; the operations are listed at /docs`,
-      );
-    }
-    const { route } = match;
-    if (route.scope && !principal.scopes.includes(route.scope)) {
-      throw insufficientScope(route.scope);
-    }
-    if (body) assertJson(body);
-    const requestId = c.get("requestId");
-    const key = idempotencyKeyOf(raw);
-    // Without a stored answer to replay, or a HEAD to strip, the answer is built once with every
-    // header it needs (what the service's answer passes on, the rate limit, the request id).
-    const direct = key === null && !head;
-    const ownHeaders: [string, string][] = direct
-      ? [
-        ["ratelimit-policy", limitHeaders["RateLimit-Policy"]],
-        ["ratelimit", limitHeaders["RateLimit"]],
-        ["x-request-id", requestId],
-      ]
-      : [];
-    const execute = async (): Promise<Response> => {
-      if (route.service === "gateway") {
-        const text = answerLocally(route, match.params, search, body, principal);
-        return new Response(text, {
-          status: 200,
-          headers: [["content-type", "application/json"], ...ownHeaders],
-        });
+      // The raw path: the table decodes parameters itself; the service verifies the same bytes.
+      const url = new URL(raw.url);
+      const path = url.pathname;
+      const search = url.search;
+      // HEAD is answered as GET without the body (Hono and the services drop it), so a client can
+      // check that a resource exists, and what it would weigh, without reading it.
+      const head = raw.method === "HEAD";
+      const method = head ? "GET" : raw.method;
+      const match = routes.match(method, path);
+      if (!match) {
+        const methods = routes.methodsAt(path);
+        if (methods.length > 0) {
+          throw new ApiError(
+            "method_not_allowed",
+            `${raw.method} is not an operation of ${c.req.path}; it takes ${methods.join(", ")}`,
+            undefined,
+            { Allow: methods.join(", ") },
+          );
+        }
+        throw new ApiError(
+          "route_not_found",
+          `No endpoint ${raw.method} ${c.req.path}; the operations are listed at /docs`,
+        );
       }
-      return await proxyToService(
-        { service: route.service, baseUrl: urls[route.service] },
-        head ? new Request(raw, { method: "GET" }) : raw,
+      const { route } = match;
+      if (route.scope && !principal.scopes.includes(route.scope)) {
+        throw insufficientScope(route.scope);
+      }
+      if (body) assertJson(body);
+      const requestId = c.get("requestId");
+      const key = idempotencyKeyOf(raw);
+      // Without a stored answer to replay, or a HEAD to strip, the answer is built once with every
+      // header it needs (what the service's answer passes on, the rate limit, the request id).
+      const direct = key === null && !head;
+      const ownHeaders: [string, string][] = direct
+        ? [
+          ["ratelimit-policy", limitHeaders["RateLimit-Policy"]],
+          ["ratelimit", limitHeaders["RateLimit"]],
+          ["x-request-id", requestId],
+        ]
+        : [];
+      const execute = async (): Promise<Response> => {
+        if (route.service === "gateway") {
+          const text = answerLocally(route, match.params, search, body, principal);
+          return new Response(text, {
+            status: 200,
+            headers: [["content-type", "application/json"], ...ownHeaders],
+          });
+        }
+        return await proxyToService(
+          { service: route.service, baseUrl: urls[route.service] },
+          head ? new Request(raw, { method: "GET" }) : raw,
+          body,
+          {
+            organizationId: principal.organizationId,
+            credentialKind: principal.credentialKind,
+            credentialId: principal.credentialId,
+            scopes: principal.scopes,
+            requestId,
+            issuedAt: Date.now(),
+            organizationName: principal.organizationName,
+            publicUrl: deps.publicUrl(),
+          },
+          {
+            contextKey,
+            timeoutMs: config.PROXY_TIMEOUT_MS,
+            fetch: deps.fetch,
+            target: path + search,
+            responseHeaders: ownHeaders,
+          },
+        );
+      };
+      if (direct) return await execute();
+      const response = key === null ? await execute() : await withIdempotency(sql, {
+        principal: principal.bucket,
+        key,
+        request: raw,
         body,
-        {
-          organizationId: principal.organizationId,
-          credentialKind: principal.credentialKind,
-          credentialId: principal.credentialId,
-          scopes: principal.scopes,
-          requestId,
-          issuedAt: Date.now(),
-          organizationName: principal.organizationName,
-          publicUrl: deps.publicUrl(),
-        },
-        {
-          contextKey,
-          timeoutMs: config.PROXY_TIMEOUT_MS,
-          fetch: deps.fetch,
-          target: path + search,
-          responseHeaders: ownHeaders,
-        },
-      );
-    };
-    if (direct) return await execute();
-    const response = key === null ? await execute() : await withIdempotency(sql, {
-      principal: principal.bucket,
-      key,
-      request: raw,
-      body,
-      // A claim outlives the longest a request can take here, then lapses if we died.
-      lockMs: config.PROXY_TIMEOUT_MS + 5_000,
-    }, execute);
-    // Hono's c.header() values apply to the returned Response only when set before c.res exists.
-    const headers = new Headers(response.headers);
-    for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
-    headers.set("x-request-id", requestId);
-    if (head) {
-      // The GET's length, as RFC 9110 asks of a HEAD answer; the body itself is not sent.
-      headers.set("content-length", String((await response.arrayBuffer()).byteLength));
-      return new Response(null, { status: response.status, headers });
+        // A claim outlives the longest a request can take here, then lapses if we died.
+        lockMs: config.PROXY_TIMEOUT_MS + 5_000,
+      }, execute);
+      // Hono's c.header() values apply to the returned Response only when set before c.res exists.
+      const headers = new Headers(response.headers);
+      for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
+      headers.set("x-request-id", requestId);
+      if (head) {
+        // The GET's length, as RFC 9110 asks of a HEAD answer; the body itself is not sent.
+        headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+        return new Response(null, { status: response.status, headers });
+      }
+      return new Response(response.body, { status: response.status, headers });
     }
-    return new Response(response.body, { status: response.status, headers });
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", "No such endpoint"), 404));

@@ -8,6 +8,7 @@ import {
 import type { ServiceName } from "@printshop/shared/routes";
 import { propagation } from "@opentelemetry/api";
 import { propagateTrace, SpanKind, withSpan } from "@printshop/shared/telemetry";
+import { tracing } from "@printshop/shared/service-defaults";
 
 /** Request headers a service may see; credentials and hop-by-hop headers never pass. */
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language"];
@@ -60,10 +61,7 @@ export async function proxyToService(
     INTERNAL_CONTEXT_HEADER,
     signInternalContextSync(options.contextKey, method, pathAndQuery, context),
   ]);
-  return await withSpan(`proxy ${target.service}`, {
-    "server.address": target.baseUrl,
-    "http.request.method": method,
-  }, async () => {
+  const send = async (): Promise<Response> => {
     if (
       propagation.fields().length > 0 || incoming.has("traceparent") || incoming.has("tracestate")
     ) {
@@ -101,5 +99,16 @@ export async function proxyToService(
       for (const [name, value] of options.responseHeaders) responseHeaders.push([name, value]);
     }
     return new Response(upstream.body, { status: upstream.status, headers: responseHeaders });
-  }, SpanKind.CLIENT);
+  };
+  // A span only where one is recorded: without an SDK it would be built for nothing.
+  if (!tracing()) return await send();
+  return await withSpan(
+    `proxy ${target.service}`,
+    {
+      "server.address": target.baseUrl,
+      "http.request.method": method,
+    },
+    send,
+    SpanKind.CLIENT,
+  );
 }

@@ -25,21 +25,44 @@ const defaultWrite = (line: string): void => {
 };
 
 export function createLogger(options: LoggerOptions): Logger {
-  const min = RANK[options.level];
-  const base = options.fields ?? {};
-  const write = options.write ?? defaultWrite;
-  const emit = (level: LogLevel, message: string, fields?: LogFields): void => {
-    if (RANK[level] < min) return;
-    const record = { time: new Date().toISOString(), level, msg: message, ...base, ...fields };
-    write(JSON.stringify(record, errorReplacer));
-  };
-  return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
-  };
+  return new JsonLogger(RANK[options.level], options.fields ?? {}, options.write ?? defaultWrite);
+}
+
+/**
+ * Methods on the prototype, not closures per logger: every request makes a child or two (its
+ * request id, its organisation), and most of their lines are below the level anyway.
+ */
+class JsonLogger implements Logger {
+  constructor(
+    private readonly min: number,
+    private readonly base: LogFields,
+    private readonly write: (line: string) => void,
+  ) {}
+
+  debug(message: string, fields?: LogFields): void {
+    if (RANK.debug >= this.min) this.#emit("debug", message, fields);
+  }
+
+  info(message: string, fields?: LogFields): void {
+    if (RANK.info >= this.min) this.#emit("info", message, fields);
+  }
+
+  warn(message: string, fields?: LogFields): void {
+    if (RANK.warn >= this.min) this.#emit("warn", message, fields);
+  }
+
+  error(message: string, fields?: LogFields): void {
+    if (RANK.error >= this.min) this.#emit("error", message, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    return new JsonLogger(this.min, { ...this.base, ...fields }, this.write);
+  }
+
+  #emit(level: LogLevel, message: string, fields?: LogFields): void {
+    const record = { time: new Date().toISOString(), level, msg: message, ...this.base, ...fields };
+    this.write(JSON.stringify(record, errorReplacer));
+  }
 }
 
 function errorReplacer(_key: string, value: unknown): unknown {

@@ -11,6 +11,7 @@ import {
   verifyInternalContextSync,
 } from "./internal_context.ts";
 import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
+import { ProxyTracerProvider, trace } from "@opentelemetry/api";
 
 /** Variables every app (services and gateway) sets per request. */
 export interface RequestVariables {
@@ -37,6 +38,20 @@ export interface ServiceDefaultsOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The provider the API answers with while no SDK has registered one. */
+const NO_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans go anywhere: an SDK registered a tracer provider (Deno's own, with
+ * OTEL_DENO=true). Without one every span is a no-op, and building one on every request, with
+ * the contexts it is carried in, is a cost for nothing.
+ */
+export function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider &&
+    provider.getDelegate() === NO_TRACER_PROVIDER);
+}
 
 /** Request id from the caller when it is sane, else a new one; echoed on every response. */
 export function requestIdOf(headers: Headers): string {
@@ -111,15 +126,19 @@ export function requestContext(
     const started = performance.now();
     const method = c.req.method;
     const path = loggablePath(c.req.path);
-    await withIncomingContext(headers, () =>
-      withSpan(`${method} ${path}`, {
-        "http.request.method": method,
-        "url.path": path,
-        "service.name": service,
-      }, async (span) => {
-        await next();
-        span.setAttribute("http.response.status_code", c.res.status);
-      }, SpanKind.SERVER));
+    if (tracing()) {
+      await withIncomingContext(headers, () =>
+        withSpan(`${method} ${path}`, {
+          "http.request.method": method,
+          "url.path": path,
+          "service.name": service,
+        }, async (span) => {
+          await next();
+          span.setAttribute("http.response.status_code", c.res.status);
+        }, SpanKind.SERVER));
+    } else {
+      await next();
+    }
     // An answer made otherwise (a Response of the handler's own) gets the id here.
     if (c.res.headers.get("x-request-id") !== requestId) c.header("x-request-id", requestId);
     c.get("log").info("request", {

@@ -57,6 +57,20 @@ export interface EdgeGuard {
 const SMALL_BUFFER_BYTES = 2 * 1024;
 const REQUEST_BUFFER_BYTES = 8 * 1024;
 const RESPONSE_BUFFER_BYTES = 16 * 1024;
+/**
+ * A read that fills the response buffer means a large answer is on its way: the next reads take
+ * a buffer this size from a pool shared by every connection, and give it back once its bytes are
+ * written, so a large answer passes in a few reads and writes rather than many, while a
+ * connection holds one only for as long as it carries one.
+ */
+const LARGE_BUFFER_BYTES = 64 * 1024;
+const LARGE_BUFFERS_KEPT = 16;
+const largeBuffers: Uint8Array<ArrayBuffer>[] = [];
+const takeLargeBuffer = (): Uint8Array<ArrayBuffer> =>
+  largeBuffers.pop() ?? new Uint8Array(LARGE_BUFFER_BYTES);
+const giveBackLargeBuffer = (buffer: Uint8Array<ArrayBuffer>): void => {
+  if (largeBuffers.length < LARGE_BUFFERS_KEPT) largeBuffers.push(buffer);
+};
 /** After the app has drained, how long connections get to pass on what they hold. */
 const SHUTDOWN_FLUSH_MS = 5_000;
 /** The same warning (shedding, accept failures) at most this often. */
@@ -309,14 +323,16 @@ class GuardedConnection {
   }
 
   async #pumpResponses(): Promise<void> {
-    let buffer = new Uint8Array(SMALL_BUFFER_BYTES);
+    let own = new Uint8Array(SMALL_BUFFER_BYTES);
+    let filled = false;
     for (;;) {
+      // Until the first answer is owed, the app can only close: a small buffer will do.
+      if (own.length < RESPONSE_BUFFER_BYTES && this.clock.owed > 0) {
+        own = new Uint8Array(RESPONSE_BUFFER_BYTES);
+      }
+      const buffer: Uint8Array<ArrayBuffer> = filled ? takeLargeBuffer() : own;
       let n: number | null;
       try {
-        // Until the first answer is owed, the app can only close: a small buffer will do.
-        if (buffer.length < RESPONSE_BUFFER_BYTES && this.clock.owed > 0) {
-          buffer = new Uint8Array(RESPONSE_BUFFER_BYTES);
-        }
         n = await this.#app.read(buffer);
       } catch {
         break;
@@ -337,6 +353,8 @@ class GuardedConnection {
       } catch {
         break;
       }
+      filled = n === buffer.length;
+      if (buffer !== own) giveBackLargeBuffer(buffer);
       if (completed > 0) {
         this.clock.owed -= completed;
         if (this.clock.owed === 0) {

@@ -61,8 +61,30 @@ const isValueByte = (b: number): boolean => (b >= 0x20 && b !== 0x7f) || b === H
 /** Request-target bytes: visible ASCII and (as Deno's server accepts) raw UTF-8. */
 const isTargetByte = (b: number): boolean => b > 0x20 && b !== 0x7f;
 
-const ascii = (bytes: Uint8Array, from: number, to: number): string =>
-  String.fromCharCode(...bytes.subarray(from, to));
+/** bytes[from, to) as a string of their character codes (a loop: spreading allocates). */
+function ascii(bytes: Uint8Array, from: number, to: number): string {
+  let text = "";
+  for (let i = from; i < to; i++) text += String.fromCharCode(bytes[i]!);
+  return text;
+}
+
+/** Whether bytes[from, from + text.length) spell `text` exactly. */
+function spells(bytes: Uint8Array, from: number, text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    if (bytes[from + i] !== text.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/** The methods clients send, as strings made once: a head's method is then found, not built. */
+const COMMON_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+function methodOf(bytes: Uint8Array, length: number): string {
+  for (const method of COMMON_METHODS) {
+    if (method.length === length && spells(bytes, 0, method)) return method;
+  }
+  return ascii(bytes, 0, length);
+}
 
 /** Whether bytes[from, to) spell `name`, ignoring ASCII case (`name` is lower case). */
 function isName(bytes: Uint8Array, from: number, to: number, name: string): boolean {
@@ -73,7 +95,7 @@ function isName(bytes: Uint8Array, from: number, to: number, name: string): bool
   return true;
 }
 
-interface RequestLine {
+export interface RequestLine {
   method: string;
   version: "HTTP/1.0" | "HTTP/1.1";
 }
@@ -106,14 +128,17 @@ function parseRequestLine(
   ) {
     return bad("the target must start with /");
   }
-  const version = ascii(bytes, sp2 + 1, end);
-  if (version !== "HTTP/1.1" && version !== "HTTP/1.0") {
+  const version = end - sp2 - 1 === 8 && spells(bytes, sp2 + 1, "HTTP/1.")
+    ? bytes[end - 1] === 0x31 ? "HTTP/1.1" : bytes[end - 1] === 0x30 ? "HTTP/1.0" : null
+    : null;
+  if (version === null) {
     return refusal(
       "bad_request",
-      `HTTP version "${version.slice(0, 16)}" is not served here; use HTTP/1.1`,
+      `HTTP version "${ascii(bytes, sp2 + 1, Math.min(end, sp2 + 17))}" is not served here; ` +
+        "use HTTP/1.1",
     );
   }
-  return { method: ascii(bytes, 0, sp1), version };
+  return { method: methodOf(bytes, sp1), version };
 }
 
 const uriTooLong = (limits: HeadLimits): Refusal =>
@@ -135,11 +160,13 @@ const headTooLarge = (limits: HeadLimits): Refusal =>
 export function parseRequestHead(
   bytes: Uint8Array,
   limits: HeadLimits,
+  /** The request line, when the caller has checked it already. */
+  checkedLine?: RequestLine,
 ): RequestHead | Refusal {
   const bad = (message: string): Refusal => refusal("bad_request", message);
   if (bytes.length > limits.maxHeaderBytes) return headTooLarge(limits);
   const lineEnd = bytes.indexOf(LF);
-  const line = parseRequestLine(bytes, lineEnd - 1, limits);
+  const line = checkedLine ?? parseRequestLine(bytes, lineEnd - 1, limits);
   if ("code" in line) return line;
   let contentLength: string | null = null;
   let transferEncoding: string | null = null;
@@ -361,6 +388,7 @@ export class RequestFramer {
   /** Where the scan for the head's end resumes, and what it found so far. */
   #scanned = 0;
   #firstLineEnd = -1;
+  #line: RequestLine | null = null;
   #lines = 0;
   #remaining = 0;
   #chunked: ChunkedBody | null = null;
@@ -420,7 +448,7 @@ export class RequestFramer {
       return chunk.length;
     }
     const headBytes = source.subarray(offset, scan);
-    const parsed = parseRequestHead(headBytes, this.limits);
+    const parsed = parseRequestHead(headBytes, this.limits, this.#line ?? undefined);
     if ("code" in parsed) {
       this.#refuse(events, parsed, "head");
       return chunk.length;
@@ -431,6 +459,7 @@ export class RequestFramer {
     this.#headLength = 0;
     this.#scanned = 0;
     this.#firstLineEnd = -1;
+    this.#line = null;
     this.#lines = 0;
     const body = parsed.body;
     if (body.kind === "none") {
@@ -480,6 +509,7 @@ export class RequestFramer {
         // The request line is judged as soon as it is whole, not when the head is.
         const line = parseRequestLine(source.subarray(offset, lf + 1), lf - 1 - offset, limits);
         if ("code" in line) return line;
+        this.#line = line;
       } else if (lf - offset >= 3 && source[lf - 2] === LF) {
         return lf + 1;
       }
@@ -619,6 +649,11 @@ export class ResponseFramer {
         break;
       }
       at = lf + 1;
+    }
+    if (end !== -1 && this.#headLength === 0) {
+      // The whole head is in this chunk (the usual case): read it where it is.
+      this.#begin(chunk.subarray(from, end), progress);
+      return end;
     }
     const taken = (end === -1 ? chunk.length : end) - from;
     if (this.#headLength + taken > this.#head.length) {
