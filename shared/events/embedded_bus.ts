@@ -75,7 +75,7 @@ function parseNotification(payload: string): { topic: string; seq: bigint | null
  *
  * Lost notifications: each consumer also looks for news on its own (one statement for all its
  * topics), `pollIntervalMs` after its last activity, then less and less often while nothing
- * turns up, at least every `idlePollMaxMs` (30 s by default). It looks at once when its
+ * turns up, at least every `idlePollMaxMs` (25 s by default). It looks at once when its
  * LISTEN connection comes back after a drop, since notifications sent meanwhile are lost.
  */
 export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<EventBus> {

@@ -68,7 +68,7 @@ interface OutboxRow {
  *
  * Lost notifications: the relay also looks on its own, `pollIntervalMs` after its last
  * activity, then less and less often while nothing turns up, at least every `idlePollMaxMs`
- * (30 s by default). It looks at once when its LISTEN connection comes back after a drop, since
+ * (25 s by default). It looks at once when its LISTEN connection comes back after a drop, since
  * notifications sent meanwhile are lost.
  */
 export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRelay> {

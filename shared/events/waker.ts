@@ -70,6 +70,11 @@ export function pause(ms: number): Promise<void> {
 
 /** The loops' safety-net defaults: the first poll after activity, and the longest idle wait. */
 export const POLL_INTERVAL_MS = 1_000;
-export const IDLE_POLL_MAX_MS = 30_000;
+/**
+ * Under the pools' idle_timeout (30 s, shared/db/mod.ts), so that an idle loop's poll finds its
+ * connection still open: a new connection (a backend started, its types fetched, the statement
+ * prepared again) costs the server several times what the poll does.
+ */
+export const IDLE_POLL_MAX_MS = 25_000;
 /** How long a loop that just did work lets the next notifications gather into one batch. */
 export const GATHER_MS = 5;
