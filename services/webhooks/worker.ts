@@ -58,7 +58,7 @@ async function msUntilNextDue(sql: Queryable): Promise<number | null> {
  * first: a due retry is sent on time without polling.
  *
  * What it cannot know of is found by a safety poll, `pollIntervalMs` after its last activity,
- * then less and less often while nothing turns up, at least every `idlePollMaxMs` (30 s by
+ * then less and less often while nothing turns up, at least every `idlePollMaxMs` (25 s by
  * default): a notification lost in a way the worker cannot see, or a retry another replica
  * scheduled and then died without sending. It claims at once when its LISTEN connection comes
  * back after a drop, since notifications sent meanwhile are lost.
@@ -151,6 +151,10 @@ export async function startDeliveryWorker(
 
   const loop = (async () => {
     while (running) {
+      if (backlog && claimWanted && concurrency - inFlight.size < concurrency / 4) {
+        // Behind: let a few more deliveries finish, so that one claim fills several slots.
+        await pause(gatherMs);
+      }
       const roundAt = performance.now();
       const free = concurrency - inFlight.size;
       if (free <= 0) {
