@@ -7,6 +7,27 @@ export type TransactionSql = postgres.TransactionSql;
 /** Either the pool or an open transaction: stores take this so callers choose the boundary. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
 
+/**
+ * Sends `ahead` at once and runs `next` without waiting for it: on one connection (a
+ * transaction) the statements `next` issues follow it in the same round trip, and the server runs
+ * them after it, so they see what it wrote. Should `ahead` fail, the transaction is aborted and
+ * `next` fails too; `ahead`'s own error is the one thrown.
+ */
+export async function behind<T extends readonly postgres.MaybeRow[], R>(
+  ahead: postgres.PendingQuery<T>,
+  next: () => Promise<R>,
+): Promise<[postgres.RowList<T>, R]> {
+  ahead.execute().catch(() => {});
+  let result: R;
+  try {
+    result = await next();
+  } catch (error) {
+    await ahead;
+    throw error;
+  }
+  return [await ahead, result];
+}
+
 export interface ConnectOptions {
   /** The service's own schema; every unqualified name resolves there. */
   schema: string;

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createTestDatabase } from "@printshop/shared/testing";
-import { connect, migrate, type Migration, openDatabase, readMigrations, type Sql } from "./mod.ts";
+import {
+  behind,
+  connect,
+  migrate,
+  type Migration,
+  openDatabase,
+  readMigrations,
+  type Sql,
+} from "./mod.ts";
 
 /** A temporary folder holding the given files, as a directory URL (trailing slash). */
 async function migrationDir(files: Record<string, string>): Promise<{ url: URL; path: string }> {
@@ -295,6 +303,37 @@ Deno.test("openDatabase() gives every service schema the platform's outbox, even
     await again.end();
     const count = await sql`SELECT count(*)::int AS n FROM bare.platform_migrations`;
     assert.equal(count[0]!.n, 2, "a second start applies nothing twice");
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("behind() sends a statement ahead of the next ones and reports its own failure", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "app", max: 1 });
+  try {
+    await migrate(sql, "app", [{
+      version: 1,
+      name: "items",
+      sql: "CREATE TABLE items (n int PRIMARY KEY CHECK (n > 0));",
+    }]);
+    await sql.begin(async (tx) => {
+      // What follows runs after it on the server, so it sees the row.
+      const [inserted, seen] = await behind(
+        tx<{ n: number }[]>`INSERT INTO items VALUES (1) RETURNING n`,
+        async () => (await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM items`)[0],
+      );
+      assert.deepEqual([...inserted], [{ n: 1 }]);
+      assert.deepEqual(seen, { count: 1 });
+    });
+    // A failing statement ahead: its error, not the aborted transaction's, reaches the caller.
+    await assert.rejects(
+      sql.begin((tx) => behind(tx`INSERT INTO items VALUES (-1)`, async () => await tx`SELECT 1`)),
+      (error: Error) => /items_n_check/.test(error.message),
+    );
+    const [after] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM items`;
+    assert.equal(after?.count, 1);
   } finally {
     await sql.end();
     await db.drop();

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@printshop/shared/db";
+import { behind, type Sql, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteLineBody,
   isAdjustment,
@@ -76,7 +76,9 @@ export async function createLine(
     };
     assertNoProblem(lineShapeProblem(shape));
     const id = uuidv7();
-    await tx`
+    // The INSERT travels with the placing's read of the group's rows.
+    await behind(
+      tx`
       INSERT INTO quote_lines (
         id, organization_id, quote_id, quote_group_id, line_type, garment_catalogue_item_id,
         product_name, product_sku, title, description, quantity, unit_price_ex_gst, value_type,
@@ -88,8 +90,9 @@ export async function createLine(
         ${input.unitPriceExGst ?? 0}, ${shape.valueType}, ${shape.percentage},
         ${shape.discountValueType}, ${shape.discountPercentage}, ${input.customImageUrl ?? null},
         100000
-      )`;
-    await GROUP_ROWS.place(tx, groupId, { id, kind: "line" }, input.sortOrder);
+      )`,
+      () => GROUP_ROWS.place(tx, groupId, { id, kind: "line" }, input.sortOrder),
+    );
     await recomputeQuote(tx, organizationId, quote);
     const line = await readLine(tx, id, costs);
     await writeEvent(tx, {

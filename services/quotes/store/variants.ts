@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@printshop/shared/db";
+import { behind, type Sql, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteVariantBody,
   isAdjustment,
@@ -83,7 +83,9 @@ export async function createVariant(
       ? { ...base, ...setManualSell(base, String(input.unitPriceExGst)) }
       : base;
     const id = uuidv7();
-    await tx`
+    // The INSERT travels with the placing's read of the line's variants.
+    await behind(
+      tx`
       INSERT INTO quote_variants (
         id, organization_id, quote_id, quote_line_id, size, colour, quantity, unit_price_ex_gst,
         buy_price, extra_cost, markup_type, markup_value, markup_source, markup_group_id,
@@ -93,8 +95,9 @@ export async function createVariant(
         ${input.colour ?? null}, ${input.quantity}, ${priced.unitPriceExGst}, ${priced.buyPrice},
         ${priced.extraCost}, ${priced.markupType}, ${priced.markupValue}, ${priced.markupSource},
         ${input.markupGroupId ?? null}, ${isCustomLine}, ${input.showOnDocuments ?? false}, 100000
-      )`;
-    await LINE_VARIANTS.place(tx, lineId, { id, kind: "variant" }, input.sortOrder);
+      )`,
+      () => LINE_VARIANTS.place(tx, lineId, { id, kind: "variant" }, input.sortOrder),
+    );
     // A new variant changes its line's quantity: every group row of the line re-bands.
     let variant: { shown: QuoteVariant; payload: QuoteVariant } | undefined;
     await recomputeQuote(tx, organizationId, quote, { lineIds: new Set([lineId]) }, {
@@ -194,46 +197,42 @@ export async function updateVariant(
       UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}
       RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
     const placed = input.sortOrder !== undefined;
-    if (placed) {
-      await updating;
-      await LINE_VARIANTS.place(
-        tx,
-        variant.quote_line_id,
-        { id: variantId, kind: "variant" },
-        input.sortOrder!,
-      );
-    } else {
-      // Sent now, so the recomputation's reads follow it in the same round trip. Should it fail,
-      // those reads fail too (the transaction is aborted): its own error is the one to report.
-      updating.execute().catch(() => {});
-    }
     const quantityChanged = input.quantity !== undefined && input.quantity !== variant.quantity ||
       isCustomLine !== variant.is_custom_line;
     const sourceBecameGroup = markupSource === "group" &&
       (variant.markup_source !== "group" || markupGroupId !== variant.markup_group_id);
     let saved: VariantRow | undefined;
-    await recomputeQuote(tx, organizationId, quote, {
-      ...(quantityChanged ? { lineIds: new Set([variant.quote_line_id]) } : {}),
-      ...(costChanged || sourceBecameGroup ? { variantIds: new Set([variantId]) } : {}),
-    }, {
-      // The variant as written: the UPDATE's row with what the recomputation re-priced (placing
-      // it moved its neighbours, so then it is read again). Its event goes with those writes.
-      alongside: async (repriced) => {
-        const [row] = placed
-          ? await tx<VariantRow[]>`
-            SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${variantId}`
-          : await updating;
-        saved = { ...row!, ...repriced.get(variantId) };
-        await writeEvent(tx, {
-          organizationId,
-          type: "quote_variant.updated",
-          aggregateId: variantId,
-          payload: toVariant(saved, true),
-        });
-      },
-    }).catch(async (error) => {
-      await updating;
-      throw error;
+    // The UPDATE travels with what follows it (placing, or the recomputation's reads).
+    await behind(updating, async () => {
+      if (placed) {
+        await LINE_VARIANTS.place(
+          tx,
+          variant.quote_line_id,
+          { id: variantId, kind: "variant" },
+          input.sortOrder!,
+        );
+      }
+      await recomputeQuote(tx, organizationId, quote, {
+        ...(quantityChanged ? { lineIds: new Set([variant.quote_line_id]) } : {}),
+        ...(costChanged || sourceBecameGroup ? { variantIds: new Set([variantId]) } : {}),
+      }, {
+        // The variant as written: the UPDATE's row with what the recomputation re-priced
+        // (placing it moved its neighbours, so then it is read again). Its event goes with
+        // those writes.
+        alongside: async (repriced) => {
+          const [row] = placed
+            ? await tx<VariantRow[]>`
+              SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${variantId}`
+            : await updating;
+          saved = { ...row!, ...repriced.get(variantId) };
+          await writeEvent(tx, {
+            organizationId,
+            type: "quote_variant.updated",
+            aggregateId: variantId,
+            payload: toVariant(saved, true),
+          });
+        },
+      });
     });
     return toVariant(saved!, costs);
   });
