@@ -143,25 +143,24 @@ export async function recordAttempt(
     ? null
     : nextAttemptDelay(schedule, delivery.attempt);
   const status = attempt.succeeded ? "succeeded" : delay === null ? "failed" : "retrying";
-  await sql.begin(async (tx) => {
-    await tx`
+  await sql`
+    WITH attempt AS (
       INSERT INTO delivery_attempts
         (delivery_id, attempt, started_at, duration_ms, http_status, succeeded, failure_reason,
          trigger)
       VALUES (${delivery.id}, ${delivery.attempt}, ${attempt.startedAt},
               ${Math.round(attempt.durationMs)}, ${attempt.httpStatus}, ${attempt.succeeded},
-              ${attempt.failureReason}, ${attempt.trigger})`;
-    await tx`
-      UPDATE deliveries
-      SET status = ${status},
-          next_attempt_at = ${
-      delay === null ? null : tx`now() + make_interval(secs => ${delay / 1000})`
-    },
-          last_http_status = ${attempt.httpStatus},
-          last_failure_reason = ${attempt.failureReason}
-      WHERE id = ${delivery.id} AND attempt_count = ${delivery.attempt}
-        AND status IN ('pending', 'retrying')`;
-  });
+              ${attempt.failureReason}, ${attempt.trigger})
+    )
+    UPDATE deliveries
+    SET status = ${status},
+        next_attempt_at = ${
+    delay === null ? null : sql`now() + make_interval(secs => ${delay / 1000})`
+  },
+        last_http_status = ${attempt.httpStatus},
+        last_failure_reason = ${attempt.failureReason}
+    WHERE id = ${delivery.id} AND attempt_count = ${delivery.attempt}
+      AND status IN ('pending', 'retrying')`;
 }
 
 interface DeliveryRow {
