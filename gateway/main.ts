@@ -69,7 +69,8 @@ if (openFileLimit === null && config.MAX_CONNECTIONS === undefined) {
   logger.warn("descriptor limit unknown; capping connections as if it were the usual", {
     assumedOpenFiles: ASSUMED_OPEN_FILE_LIMIT,
     maxConnections: fittingConnections,
-    fix: "allow reading /proc/self/limits, or set MAX_CONNECTIONS",
+    // Deno reads /proc/self/limits only with --allow-all; --allow-read is not enough.
+    fix: "set MAX_CONNECTIONS, or run with --allow-all so /proc/self/limits can be read",
   });
 } else if (config.MAX_CONNECTIONS !== undefined && config.MAX_CONNECTIONS > fittingConnections) {
   logger.warn("MAX_CONNECTIONS is more than the descriptor limit allows", {

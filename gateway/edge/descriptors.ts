@@ -33,8 +33,9 @@ export function connectionCap(openFileLimit: number): number {
 }
 
 /**
- * The process's soft descriptor limit, or null when it cannot be read (a container whose
- * --allow-read does not include /proc/self/limits).
+ * The process's soft descriptor limit, or null when it cannot be read: Deno lets a process read
+ * /proc/self/limits only with --allow-all (--allow-read is not enough), so under the launcher's
+ * flags this is null and MAX_CONNECTIONS should be set.
  */
 export async function readOpenFileLimit(): Promise<number | null> {
   try {
