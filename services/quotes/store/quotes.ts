@@ -369,11 +369,13 @@ export interface QuotePage {
 }
 
 /**
- * How many statements build a page's JSON, side by side on the pool's connections. PostgreSQL
- * runs one statement on one core; building a 200-quote page is CPU work there, so halves built at
- * once take about half the time.
+ * How many statements read a page's documents, side by side on the pool's connections, and from
+ * how many quotes on. PostgreSQL runs one statement on one core; reading (or, cold, rendering) a
+ * 200-quote page is CPU work there, so halves read at once take about half the time. A short
+ * page stored documents answer at once: one statement, one round trip fewer.
  */
 const PAGE_JSON_STATEMENTS = 2;
+const SPLIT_PAGES_FROM = 50;
 
 /** `items` split into at most `parts` runs of (nearly) equal length, in order. */
 function chunks<T>(items: readonly T[], parts: number): T[][] {
@@ -396,8 +398,8 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
  * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
  * quote built whole by PostgreSQL (quote_json.ts) and joined here without parsing. The same
  * number of statements whatever the page size (no query per quote or row): the count, beside
- * the page's ids and then the page's JSON in PAGE_JSON_STATEMENTS parts side by side (fewer
- * parts only when the page has fewer quotes than that; none when it is empty).
+ * the page's ids and then the page's documents in one statement, or PAGE_JSON_STATEMENTS side by
+ * side from SPLIT_PAGES_FROM quotes on (none when the page is empty).
  */
 export async function listQuotesJson(
   sql: Sql,
@@ -413,9 +415,10 @@ export async function listQuotesJson(
     async (rows) => {
       // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
       const documents = (await Promise.all(
-        chunks(rows.map((r) => r.id), PAGE_JSON_STATEMENTS).map((ids) =>
-          quoteDocuments(sql, organizationId, ids, costs)
-        ),
+        chunks(
+          rows.map((r) => r.id),
+          rows.length >= SPLIT_PAGES_FROM ? PAGE_JSON_STATEMENTS : 1,
+        ).map((ids) => quoteDocuments(sql, organizationId, ids, costs)),
       )).flat();
       await rememberDocuments(sql, documents, costs);
       return documents.map((d) => d.json);
