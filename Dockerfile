@@ -25,34 +25,35 @@ COPY shared/ shared/
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
 # the process needs at run time (the platform and its own migrations; for the gateway its
 # migrations, node_modules, where /docs finds the Swagger UI bundle, and /proc/self/limits, from
-# which the edge sizes its connection cap).
+# which the edge sizes its connection cap). --v8-flags are the launcher's V8_FLAGS
+# (shared/launcher.ts says why; shared/launcher_test.ts checks they match).
 
 FROM deps AS gateway
 COPY gateway/ gateway/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules,/proc/self/limits", "gateway/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules,/proc/self/limits", "gateway/main.ts"]
 
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/quotes/migrations", "services/quotes/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/quotes/migrations", "services/quotes/main.ts"]
 
 FROM deps AS catalogue
 COPY services/catalogue/ services/catalogue/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/catalogue/migrations", "services/catalogue/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/catalogue/migrations", "services/catalogue/main.ts"]
 
 FROM deps AS crm
 COPY services/crm/ services/crm/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/crm/migrations", "services/crm/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/crm/migrations", "services/crm/main.ts"]
 
 FROM deps AS proofs
 COPY services/proofs/ services/proofs/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/proofs/migrations", "services/proofs/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/proofs/migrations", "services/proofs/main.ts"]
 
 FROM deps AS webhooks
 COPY services/webhooks/ services/webhooks/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/webhooks/migrations", "services/webhooks/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/webhooks/migrations", "services/webhooks/main.ts"]
