@@ -3,6 +3,7 @@ import { createLogger } from "@printshop/shared/log";
 import { openDatabase, type Sql } from "@printshop/shared/db";
 import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
+import { startHeapCompaction } from "@printshop/shared/heap-compaction";
 import { startProcessEvents } from "@printshop/shared/events";
 import { ConfigSchema } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
@@ -47,6 +48,9 @@ const authenticator = new Authenticator(sql, {
     : {}),
 });
 const stopPurge = startIdempotencyPurge(sql, logger);
+// Start-up garbage given back before the edge listens, and a burst's once it ends, as every
+// service does (shared/service_main.ts).
+const compaction = startHeapCompaction();
 
 // The app answers on loopback only; the public port is the edge, which guards each connection
 // (deadlines, a connection cap, envelopes for heads it refuses) and passes the bytes on.
@@ -130,6 +134,7 @@ const adminServer = serveResiliently(
 
 onShutdown(async () => {
   stopPurge();
+  compaction.stop();
   await Promise.all([edge.shutdown(() => appServer.shutdown()), adminServer.shutdown()]);
   await events.stop();
   await sql.end({ timeout: 5 });

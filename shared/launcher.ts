@@ -82,7 +82,7 @@ const ENTRY: Record<ServiceName | "gateway", string> = {
  *   ~0.12 ms), the quotes service's CPU per request did not move beyond the noise, and the
  *   gateway's heap right after a load was smaller than at 1 or 2 MB, where objects still in use
  *   are promoted to the old generation and fill it.
- * - `--expose-gc`: lets `startHeapCompaction` (service_main.ts) give back the garbage start-up
+ * - `--expose-gc`: lets `startHeapCompaction` (heap_compaction.ts) give back the garbage start-up
  *   leaves behind, and what a burst of requests leaves once it ends, instead of waiting for
  *   V8's memory reducer (30 s after start, then ~8 s after each burst).
  * The Dockerfile's CMDs pass the same `--v8-flags` (launcher_test.ts checks).

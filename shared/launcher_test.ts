@@ -18,7 +18,7 @@ async function runWith(flags: readonly string[], code: string): Promise<string> 
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-const COMPACT = `import { compactHeap } from "./shared/service_main.ts";
+const COMPACT = `import { compactHeap } from "./shared/heap_compaction.ts";
 console.log(JSON.stringify({ gc: typeof globalThis.gc, compacted: compactHeap() }));`;
 
 Deno.test("the launcher runs every process with its V8 flags, which V8 accepts", async () => {
