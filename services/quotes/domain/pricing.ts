@@ -123,8 +123,6 @@ export interface PricedVariant {
   unitPriceExGst: DecimalString;
   /** quantity × unitPriceExGst, exact. */
   total: DecimalString;
-  /** The markup cost → sell implies in each type (percentage null when cost ≤ 0). */
-  impliedMarkup: { fixed: DecimalString; percentage: DecimalString | null };
 }
 
 /** The markup fields and sell price a row should store after a pricing event. */
@@ -156,7 +154,9 @@ function sellFor(
 /**
  * The variant's sell price: `cost ⊕ (markupType, markupValue)`. When `markupType` (or
  * `markupValue`) is null (old rows) the stored `unitPriceExGst` is authoritative; where a
- * markup is needed, `impliedMarkup` gives it derived back in either type.
+ * markup is needed, `deriveMarkup` gives it back from the cost and the sell. Totals need no
+ * markup: a percentage is searched for over up to 10 divisions, and a recomputation prices each
+ * of a quote's variants.
  * Use after writing markupType/markupValue, and for totals; a cost change on a `manual` row
  * goes through `repriceOnCostChange`, a quantity or cost change on a `group` row through
  * `rebandVariant` first.
@@ -169,15 +169,7 @@ export function priceVariant(variant: VariantInput): PricedVariant {
     variant.markupValue,
     variant.unitPriceExGst,
   );
-  return {
-    cost,
-    unitPriceExGst,
-    total: exact(toDecimal(unitPriceExGst).times(variant.quantity)),
-    impliedMarkup: {
-      fixed: deriveMarkup(cost, unitPriceExGst, "fixed"),
-      percentage: deriveMarkup(cost, unitPriceExGst, "percentage"),
-    },
-  };
+  return { cost, unitPriceExGst, total: exact(toDecimal(unitPriceExGst).times(variant.quantity)) };
 }
 
 /**

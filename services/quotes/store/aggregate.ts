@@ -3,11 +3,9 @@ import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
 import {
   type DecorationInput,
-  decorationTotals,
   type GroupInput,
   isGoodsLine,
   type LineInput,
-  lineTotals,
   priceVariant,
   quoteTotals,
   rebandDecoration,
@@ -255,85 +253,54 @@ export async function recomputeQuote(
     variantsByLine.set(v.quote_line_id, list);
   }
 
-  // Variants: re-band group rows in scope, then the sell price every row implies.
-  const variantUpdates: PricedVariant[] = [];
-  const pricedVariants = new Map<string, VariantInput>();
+  // Group rows in scope re-band first: their markup follows the band their quantity falls in.
+  const variantInputs = new Map<string, VariantInput>();
   for (const lineVariants of variantsByLine.values()) {
     const qty = lineQuantity(lineVariants.map(variantInput));
     for (const v of lineVariants) {
-      let input = variantInput(v);
-      let markupType = v.markup_type;
-      let markupValue = v.markup_value;
-      if (v.markup_source === "group" && inScope(v)) {
-        const group = groupForLane(markupGroups, "garment", v.markup_group_id);
-        if (group) {
-          const banded = rebandVariant({ ...input, markupSource: "group" }, qty, group);
-          markupType = banded.markupType;
-          markupValue = banded.markupValue;
-          input = { ...input, markupType, markupValue, unitPriceExGst: banded.unitPriceExGst };
-        }
+      const input = variantInput(v);
+      const group = v.markup_source === "group" && inScope(v)
+        ? groupForLane(markupGroups, "garment", v.markup_group_id)
+        : undefined;
+      if (!group) {
+        variantInputs.set(v.id, input);
+        continue;
       }
-      const unit = priceVariant(input).unitPriceExGst;
-      input = { ...input, unitPriceExGst: unit };
-      pricedVariants.set(v.id, input);
-      if (
-        !sameAmount(unit, v.unit_price_ex_gst) || markupType !== v.markup_type ||
-        !sameAmount(markupValue, v.markup_value)
-      ) {
-        variantUpdates.push({
-          ...v,
-          unit_price_ex_gst: unit,
-          markup_type: markupType,
-          markup_value: markupValue,
-        });
-      }
+      const banded = rebandVariant({ ...input, markupSource: "group" }, qty, group);
+      variantInputs.set(v.id, {
+        ...input,
+        markupType: banded.markupType,
+        markupValue: banded.markupValue,
+        unitPriceExGst: banded.unitPriceExGst,
+      });
     }
   }
-
-  // Decorations: re-band group lanes in scope, then both base costs.
-  const decorationUpdates: PricedDecoration[] = [];
-  const pricedDecorations = new Map<string, DecorationInput>();
+  const decorationInputs = new Map<string, DecorationInput>();
   for (const d of decorations) {
-    let input = decorationInput(d);
-    if (decorationInScope(d)) {
-      const banded = rebandDecoration(input, {
-        unit: d.markup_source === "group"
-          ? groupForLane(markupGroups, "decoration", d.markup_group_id, d.method)
-          : null,
-        setup: d.setup_markup_source === "group"
-          ? groupForLane(markupGroups, "setup", d.setup_markup_group_id)
-          : null,
-      });
-      input = { ...input, ...banded };
-    }
-    const totals = decorationTotals(input);
-    input = { ...input, baseUnitCost: totals.baseUnitCost, baseSetupCost: totals.baseSetupCost };
-    pricedDecorations.set(d.id, input);
-    if (
-      !sameAmount(input.baseUnitCost, d.base_unit_cost) ||
-      !sameAmount(input.baseSetupCost, d.base_setup_cost) ||
-      input.markupType !== d.markup_type || !sameAmount(input.markupValue, d.markup_value) ||
-      input.setupMarkupType !== d.setup_markup_type ||
-      !sameAmount(input.setupMarkupValue, d.setup_markup_value)
-    ) {
-      decorationUpdates.push({
-        ...d,
-        base_unit_cost: input.baseUnitCost,
-        base_setup_cost: input.baseSetupCost,
-        markup_type: input.markupType,
-        markup_value: input.markupValue,
-        setup_markup_type: input.setupMarkupType,
-        setup_markup_value: input.setupMarkupValue,
-      });
-    }
+    const input = decorationInput(d);
+    decorationInputs.set(
+      d.id,
+      decorationInScope(d)
+        ? {
+          ...input,
+          ...rebandDecoration(input, {
+            unit: d.markup_source === "group"
+              ? groupForLane(markupGroups, "decoration", d.markup_group_id, d.method)
+              : null,
+            setup: d.setup_markup_source === "group"
+              ? groupForLane(markupGroups, "setup", d.setup_markup_group_id)
+              : null,
+          }),
+        }
+        : input,
+    );
   }
 
-  // Lines with variants: quantity and unit price are derived from them.
-  const lineUpdates: PricedLine[] = [];
+  // Then the quote is priced once, whole: every variant's sell, every line's quantity and unit
+  // price, every decoration's charges and the totals. What differs from the rows is written.
   const lineInputs = new Map<string, LineInput>();
   for (const line of lines) {
-    const lineVariants = (variantsByLine.get(line.id) ?? []).map((v) => pricedVariants.get(v.id)!);
-    const input: LineInput = {
+    lineInputs.set(line.id, {
       lineType: line.line_type,
       quantity: line.quantity,
       unitPriceExGst: line.unit_price_ex_gst,
@@ -341,31 +308,75 @@ export async function recomputeQuote(
       percentage: line.percentage,
       discountValueType: line.discount_value_type,
       discountPercentage: line.discount_percentage,
-      variants: lineVariants,
-    };
-    if (lineVariants.length > 0 && isGoodsLine(input)) {
-      const totals = lineTotals(input);
+      variants: (variantsByLine.get(line.id) ?? []).map((v) => variantInputs.get(v.id)!),
+    });
+  }
+  const groupLines = groups.map((g) => lines.filter((l) => l.quote_group_id === g.id));
+  const groupDecorations = groups.map((g) => decorations.filter((d) => d.quote_group_id === g.id));
+  const groupInputs: GroupInput[] = groups.map((_, g) => ({
+    lines: groupLines[g]!.map((l) => lineInputs.get(l.id)!),
+    decorations: groupDecorations[g]!.map((d) => decorationInputs.get(d.id)!),
+  }));
+  const totals = quoteTotals(groupInputs, quote.taxRatePct);
+
+  const variantUpdates: PricedVariant[] = [];
+  const lineUpdates: PricedLine[] = [];
+  const decorationUpdates: PricedDecoration[] = [];
+  groups.forEach((_, g) => {
+    const priced = totals.groups[g]!;
+    groupLines[g]!.forEach((line, i) => {
+      const lineTotals = priced.lines[i]!;
+      (variantsByLine.get(line.id) ?? []).forEach((v, k) => {
+        const unit = lineTotals.variants[k]!.unitPriceExGst;
+        const { markupType, markupValue } = variantInputs.get(v.id)!;
+        if (
+          !sameAmount(unit, v.unit_price_ex_gst) || markupType !== v.markup_type ||
+          !sameAmount(markupValue, v.markup_value)
+        ) {
+          variantUpdates.push({
+            ...v,
+            unit_price_ex_gst: unit,
+            markup_type: markupType,
+            markup_value: markupValue,
+          });
+        }
+      });
+      // A line with variants takes its quantity and unit price from them.
+      const input = lineInputs.get(line.id)!;
+      if (input.variants.length === 0 || !isGoodsLine(input)) return;
       if (
-        totals.quantity !== line.quantity ||
-        !sameAmount(totals.unitPriceExGst, line.unit_price_ex_gst)
+        lineTotals.quantity !== line.quantity ||
+        !sameAmount(lineTotals.unitPriceExGst, line.unit_price_ex_gst)
       ) {
         lineUpdates.push({
           ...line,
-          quantity: totals.quantity,
-          unit_price_ex_gst: totals.unitPriceExGst,
+          quantity: lineTotals.quantity,
+          unit_price_ex_gst: lineTotals.unitPriceExGst,
         });
       }
-    }
-    lineInputs.set(line.id, input);
-  }
-
-  const groupInputs: GroupInput[] = groups.map((g) => ({
-    lines: lines.filter((l) => l.quote_group_id === g.id).map((l) => lineInputs.get(l.id)!),
-    decorations: decorations.filter((d) => d.quote_group_id === g.id).map((d) =>
-      pricedDecorations.get(d.id)!
-    ),
-  }));
-  const totals = quoteTotals(groupInputs, quote.taxRatePct);
+    });
+    groupDecorations[g]!.forEach((d, j) => {
+      const charges = priced.decorations[j]!;
+      const input = decorationInputs.get(d.id)!;
+      if (
+        !sameAmount(charges.baseUnitCost, d.base_unit_cost) ||
+        !sameAmount(charges.baseSetupCost, d.base_setup_cost) ||
+        input.markupType !== d.markup_type || !sameAmount(input.markupValue, d.markup_value) ||
+        input.setupMarkupType !== d.setup_markup_type ||
+        !sameAmount(input.setupMarkupValue, d.setup_markup_value)
+      ) {
+        decorationUpdates.push({
+          ...d,
+          base_unit_cost: charges.baseUnitCost,
+          base_setup_cost: charges.baseSetupCost,
+          markup_type: input.markupType,
+          markup_value: input.markupValue,
+          setup_markup_type: input.setupMarkupType,
+          setup_markup_value: input.setupMarkupValue,
+        });
+      }
+    });
+  });
   if (Math.abs(Number(totals.totalIncGst)) >= MAX_QUOTE_TOTAL) {
     // The change is rolled back with the transaction; nothing is half-written.
     throw new ApiError(
