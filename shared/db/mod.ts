@@ -6,6 +6,8 @@ export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
 /** Either the pool or an open transaction: stores take this so callers choose the boundary. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
+/** A piece of SQL built with a tagged template, to interpolate into a statement. */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /**
  * Sends `ahead` at once and runs `next` without waiting for it: on one connection (a

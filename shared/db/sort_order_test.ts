@@ -64,6 +64,61 @@ Deno.test("SortSequence keeps one gapless 1..n order across its member tables", 
       assertEquals((await numbers()).map((r) => r.sort_order), [1, 2, 3, 4, 5]);
     });
 
+    await t.step(
+      "numberForInsert() appends in the INSERT itself, or starts a row placed after",
+      async () => {
+        const insert = async (position: number | undefined) => {
+          const id = uuidv7();
+          await sql`INSERT INTO notes VALUES (${id}, ${parent}, ${
+            rows.numberForInsert(sql, parent, position)
+          })`;
+          const row = { id, kind: "note" as const };
+          await rows.placeIfGiven(sql, parent, row, position);
+          return row;
+        };
+        const before = await rows.read(sql, parent);
+        const last = await insert(undefined);
+        const second = await insert(2);
+        assertEquals(await rows.read(sql, parent), [
+          before[0]!,
+          second,
+          ...before.slice(1),
+          last,
+        ]);
+        assertEquals((await numbers()).map((r) => r.sort_order), [1, 2, 3, 4, 5, 6, 7]);
+        // An empty parent's first row is number 1.
+        const empty = crypto.randomUUID();
+        await sql`INSERT INTO photos VALUES (${uuidv7()}, ${empty}, ${
+          rows.numberForInsert(sql, empty, undefined)
+        })`;
+        const [first] = await sql<{ sort_order: number }[]>`
+        SELECT sort_order FROM photos WHERE parent_id = ${empty}`;
+        assertEquals(first?.sort_order, 1);
+      },
+    );
+
+    await t.step("compact() closes gaps in both tables in one statement", async () => {
+      const ordered = await rows.read(sql, parent);
+      await sql`DELETE FROM notes WHERE id = ${ordered[1]!.id}`;
+      await sql`DELETE FROM photos WHERE id = ${ordered.find((r) => r.kind === "photo")!.id}`;
+      let statements = 0;
+      const counted = connect(db.url, { schema: "public", onQuery: () => statements++ });
+      try {
+        // A new connection first asks for the server's types; that is not the compaction.
+        await counted`SELECT 1`;
+        statements = 0;
+        await rows.compact(counted, parent);
+      } finally {
+        await counted.end();
+      }
+      assertEquals(statements, 1);
+      const left = ordered.filter((r, i) =>
+        i !== 1 && r !== ordered.find((o) => o.kind === "photo")
+      );
+      assertEquals(await rows.read(sql, parent), left);
+      assertEquals((await numbers()).map((r) => r.sort_order), [1, 2, 3, 4, 5]);
+    });
+
     await t.step("another parent's rows are never touched", async () => {
       const [row] = await sql<{ sort_order: number }[]>`
         SELECT sort_order FROM notes WHERE parent_id = ${other}`;

@@ -91,9 +91,11 @@ export async function lockGroup(
   organizationId: string,
   groupId: string,
 ): Promise<LockedQuote> {
-  const quote = await lockQuoteOfRow(tx, organizationId, "quote_groups", groupId, "Quote group");
-  const [stillThere] = await tx`
-    SELECT 1 FROM quote_groups WHERE id = ${groupId} AND quote_id = ${quote.id}`;
+  // The check is sent behind the lock on the same connection: it runs once the lock is held.
+  const [quote, [stillThere]] = await Promise.all([
+    lockQuoteOfRow(tx, organizationId, "quote_groups", groupId, "Quote group"),
+    tx`SELECT 1 FROM quote_groups WHERE id = ${groupId} AND organization_id = ${organizationId}`,
+  ]);
   if (!stillThere) throw notFound("Quote group", groupId);
   return quote;
 }
@@ -225,16 +227,19 @@ export async function recomputeQuote(
   scope: RebandScope = {},
   options: RecomputeOptions = {},
 ): Promise<RepricedVariants> {
-  const [groups, lines, variants, decorations] = await Promise.all([
-    tx<{ id: string }[]>`
-      SELECT id FROM quote_groups WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
-    tx<PricedLine[]>`SELECT ${tx.unsafe(columns(PRICED_LINE))} FROM quote_lines
-      WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+  const [groupRows, variants, decorations] = await Promise.all([
+    // Groups and their lines in one statement: a group without lines is a row without a line.
+    tx<({ group_id: string } & (PricedLine | { [K in keyof PricedLine]: null }))[]>`
+      SELECT g.id AS group_id, ${tx.unsafe(PRICED_LINE.map((c) => `l.${c}`).join(", "))}
+      FROM quote_groups g LEFT JOIN quote_lines l ON l.quote_group_id = g.id
+      WHERE g.quote_id = ${quote.id} ORDER BY g.sort_order, g.id, l.sort_order, l.id`,
     tx<PricedVariant[]>`SELECT ${tx.unsafe(columns(PRICED_VARIANT))} FROM quote_variants
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
     tx<PricedDecoration[]>`SELECT ${tx.unsafe(columns(PRICED_DECORATION))} FROM quote_decorations
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
   ]);
+  const groups = [...new Set(groupRows.map((r) => r.group_id))].map((id) => ({ id }));
+  const lines = groupRows.filter((r): r is { group_id: string } & PricedLine => r.id !== null);
   const inScope = (v: PricedVariant): boolean =>
     scope.all === true || (scope.variantIds?.has(v.id) ?? false) ||
     (scope.lineIds?.has(v.quote_line_id) ?? false);

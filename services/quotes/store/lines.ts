@@ -76,9 +76,7 @@ export async function createLine(
     };
     assertNoProblem(lineShapeProblem(shape));
     const id = uuidv7();
-    // The INSERT travels with the placing's read of the group's rows.
-    await behind(
-      tx`
+    const inserting = tx<LineRow[]>`
       INSERT INTO quote_lines (
         id, organization_id, quote_id, quote_group_id, line_type, garment_catalogue_item_id,
         product_name, product_sku, title, description, quantity, unit_price_ex_gst, value_type,
@@ -89,19 +87,33 @@ export async function createLine(
         ${input.title ?? null}, ${input.description ?? null}, ${input.quantity ?? 0},
         ${input.unitPriceExGst ?? 0}, ${shape.valueType}, ${shape.percentage},
         ${shape.discountValueType}, ${shape.discountPercentage}, ${input.customImageUrl ?? null},
-        100000
-      )`,
-      () => GROUP_ROWS.place(tx, groupId, { id, kind: "line" }, input.sortOrder),
-    );
-    await recomputeQuote(tx, organizationId, quote);
-    const line = await readLine(tx, id, costs);
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_line.created",
-      aggregateId: id,
-      payload: line.payload,
+        ${GROUP_ROWS.numberForInsert(tx, groupId, input.sortOrder)}
+      )
+      RETURNING ${tx.unsafe(LINE_COLUMNS)}`;
+    let line: { shown: QuoteLine; payload: QuoteLine } | undefined;
+    // The INSERT travels with what follows it (a placing, or the recomputation's reads); the
+    // event goes with the recomputation's writes. A new line has no variants, so the
+    // recomputation derives nothing of it: the row the INSERT returned is the line as written,
+    // unless placing it moved its neighbours (then it is read again).
+    await behind(inserting, async () => {
+      await GROUP_ROWS.placeIfGiven(tx, groupId, { id, kind: "line" }, input.sortOrder);
+      await recomputeQuote(tx, organizationId, quote, {}, {
+        alongside: async () => {
+          const [row] = input.sortOrder !== undefined
+            ? await tx<LineRow[]>`
+              SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${id}`
+            : await inserting;
+          line = { shown: toLine(row!, [], costs), payload: toLine(row!, [], true) };
+          await writeEvent(tx, {
+            organizationId,
+            type: "quote_line.created",
+            aggregateId: id,
+            payload: line.payload,
+          });
+        },
+      });
     });
-    return line.shown;
+    return line!.shown;
   });
 }
 
@@ -175,14 +187,20 @@ export async function updateLine(
 export async function deleteLine(sql: Sql, organizationId: string, lineId: string): Promise<void> {
   await sql.begin(async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
-    await tx`DELETE FROM quote_lines WHERE id = ${lineId}`;
-    await GROUP_ROWS.compact(tx, line.quote_group_id);
-    await recomputeQuote(tx, organizationId, quote);
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_line.deleted",
-      aggregateId: lineId,
-      payload: { id: lineId, quoteGroupId: line.quote_group_id },
+    // The DELETE and the compaction go in one round trip, the event with the recomputation's
+    // writes.
+    await behind(
+      tx`DELETE FROM quote_lines WHERE id = ${lineId}`,
+      () => GROUP_ROWS.compact(tx, line.quote_group_id),
+    );
+    await recomputeQuote(tx, organizationId, quote, {}, {
+      alongside: () =>
+        writeEvent(tx, {
+          organizationId,
+          type: "quote_line.deleted",
+          aggregateId: lineId,
+          payload: { id: lineId, quoteGroupId: line.quote_group_id },
+        }),
     });
   });
 }

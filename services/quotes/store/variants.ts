@@ -8,24 +8,18 @@ import {
 import { assertNoProblem, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
-import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
+import {
+  priceVariant,
+  repriceOnCostChange,
+  setManualSell,
+  type VariantInput,
+} from "../domain/pricing.ts";
 import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
-import { type LockedQuote, lockQuoteOfRow, recomputeQuote } from "./aggregate.ts";
+import { type LockedQuote, lockQuoteOfRow, type RebandScope, recomputeQuote } from "./aggregate.ts";
 import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
 import { lockLine } from "./lines.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
-
-/** A variant (known to exist) as the caller may see it, and whole for its event. */
-async function readVariant(
-  tx: TransactionSql,
-  id: string,
-  costs: boolean,
-): Promise<{ shown: QuoteVariant; payload: QuoteVariant }> {
-  const [row] = await tx<VariantRow[]>`
-    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${id}`;
-  return { shown: toVariant(row!, costs), payload: toVariant(row!, true) };
-}
 
 /**
  * Locks the variant's quote and reads the variant, in one round trip: the read is sent behind the
@@ -79,13 +73,13 @@ export async function createVariant(
       unitPriceExGst: "0",
       isCustomLine,
     };
+    // Written with the sell its markup gives, so the recomputation has nothing to write back
+    // to it unless its line's band moves it.
     const priced = input.unitPriceExGst !== undefined
       ? { ...base, ...setManualSell(base, String(input.unitPriceExGst)) }
-      : base;
+      : { ...base, unitPriceExGst: priceVariant(base).unitPriceExGst };
     const id = uuidv7();
-    // The INSERT travels with the placing's read of the line's variants.
-    await behind(
-      tx`
+    const inserting = tx<VariantRow[]>`
       INSERT INTO quote_variants (
         id, organization_id, quote_id, quote_line_id, size, colour, quantity, unit_price_ex_gst,
         buy_price, extra_cost, markup_type, markup_value, markup_source, markup_group_id,
@@ -94,26 +88,65 @@ export async function createVariant(
         ${id}, ${organizationId}, ${quote.id}, ${lineId}, ${input.size ?? null},
         ${input.colour ?? null}, ${input.quantity}, ${priced.unitPriceExGst}, ${priced.buyPrice},
         ${priced.extraCost}, ${priced.markupType}, ${priced.markupValue}, ${priced.markupSource},
-        ${input.markupGroupId ?? null}, ${isCustomLine}, ${input.showOnDocuments ?? false}, 100000
-      )`,
-      () => LINE_VARIANTS.place(tx, lineId, { id, kind: "variant" }, input.sortOrder),
+        ${input.markupGroupId ?? null}, ${isCustomLine}, ${input.showOnDocuments ?? false},
+        ${LINE_VARIANTS.numberForInsert(tx, lineId, input.sortOrder)}
+      )
+      RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+    // The INSERT travels with what follows it (a placing, or the recomputation's reads). A new
+    // variant changes its line's quantity: every group row of the line re-bands.
+    const [, saved] = await behind(
+      inserting,
+      () =>
+        writeVariant(tx, organizationId, quote, inserting, {
+          id,
+          lineId,
+          sortOrder: input.sortOrder,
+          scope: { lineIds: new Set([lineId]) },
+          event: "quote_variant.created",
+        }),
     );
-    // A new variant changes its line's quantity: every group row of the line re-bands.
-    let variant: { shown: QuoteVariant; payload: QuoteVariant } | undefined;
-    await recomputeQuote(tx, organizationId, quote, { lineIds: new Set([lineId]) }, {
-      // Read behind the recomputation's writes, and announced with them.
-      alongside: async () => {
-        variant = await readVariant(tx, id, costs);
-        await writeEvent(tx, {
-          organizationId,
-          type: "quote_variant.created",
-          aggregateId: id,
-          payload: variant.payload,
-        });
-      },
-    });
-    return variant!.shown;
+    return toVariant(saved, costs);
   });
+}
+
+/**
+ * After a variant's INSERT or UPDATE (`written`, its row): places it when asked to, recomputes
+ * the quote and announces the variant as written (that row with what the recomputation
+ * re-priced; re-read when placing moved its neighbours), its event sent with the
+ * recomputation's writes.
+ */
+async function writeVariant(
+  tx: TransactionSql,
+  organizationId: string,
+  quote: LockedQuote,
+  written: PromiseLike<VariantRow[]>,
+  change: {
+    id: string;
+    lineId: string;
+    sortOrder: number | undefined;
+    scope: RebandScope;
+    event: "quote_variant.created" | "quote_variant.updated";
+  },
+): Promise<VariantRow> {
+  const { id } = change;
+  await LINE_VARIANTS.placeIfGiven(tx, change.lineId, { id, kind: "variant" }, change.sortOrder);
+  let saved: VariantRow | undefined;
+  await recomputeQuote(tx, organizationId, quote, change.scope, {
+    alongside: async (repriced) => {
+      const [row] = change.sortOrder !== undefined
+        ? await tx<VariantRow[]>`
+          SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${id}`
+        : await written;
+      saved = { ...row!, ...repriced.get(id) };
+      await writeEvent(tx, {
+        organizationId,
+        type: change.event,
+        aggregateId: id,
+        payload: toVariant(saved, true),
+      });
+    },
+  });
+  return saved!;
 }
 
 export async function updateVariant(
@@ -196,45 +229,26 @@ export async function updateVariant(
     const updating = tx<VariantRow[]>`
       UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}
       RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
-    const placed = input.sortOrder !== undefined;
     const quantityChanged = input.quantity !== undefined && input.quantity !== variant.quantity ||
       isCustomLine !== variant.is_custom_line;
     const sourceBecameGroup = markupSource === "group" &&
       (variant.markup_source !== "group" || markupGroupId !== variant.markup_group_id);
-    let saved: VariantRow | undefined;
     // The UPDATE travels with what follows it (placing, or the recomputation's reads).
-    await behind(updating, async () => {
-      if (placed) {
-        await LINE_VARIANTS.place(
-          tx,
-          variant.quote_line_id,
-          { id: variantId, kind: "variant" },
-          input.sortOrder!,
-        );
-      }
-      await recomputeQuote(tx, organizationId, quote, {
-        ...(quantityChanged ? { lineIds: new Set([variant.quote_line_id]) } : {}),
-        ...(costChanged || sourceBecameGroup ? { variantIds: new Set([variantId]) } : {}),
-      }, {
-        // The variant as written: the UPDATE's row with what the recomputation re-priced
-        // (placing it moved its neighbours, so then it is read again). Its event goes with
-        // those writes.
-        alongside: async (repriced) => {
-          const [row] = placed
-            ? await tx<VariantRow[]>`
-              SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${variantId}`
-            : await updating;
-          saved = { ...row!, ...repriced.get(variantId) };
-          await writeEvent(tx, {
-            organizationId,
-            type: "quote_variant.updated",
-            aggregateId: variantId,
-            payload: toVariant(saved, true),
-          });
-        },
-      });
-    });
-    return toVariant(saved!, costs);
+    const [, saved] = await behind(
+      updating,
+      () =>
+        writeVariant(tx, organizationId, quote, updating, {
+          id: variantId,
+          lineId: variant.quote_line_id,
+          sortOrder: input.sortOrder,
+          scope: {
+            ...(quantityChanged ? { lineIds: new Set([variant.quote_line_id]) } : {}),
+            ...(costChanged || sourceBecameGroup ? { variantIds: new Set([variantId]) } : {}),
+          },
+          event: "quote_variant.updated",
+        }),
+    );
+    return toVariant(saved, costs);
   });
 }
 
@@ -245,16 +259,22 @@ export async function deleteVariant(
 ): Promise<void> {
   await sql.begin(async (tx) => {
     const { variant, quote } = await lockVariant(tx, organizationId, variantId);
-    await tx`DELETE FROM quote_variants WHERE id = ${variantId}`;
-    await LINE_VARIANTS.compact(tx, variant.quote_line_id);
+    // The DELETE and the compaction go in one round trip, the event with the recomputation's
+    // writes.
+    await behind(
+      tx`DELETE FROM quote_variants WHERE id = ${variantId}`,
+      () => LINE_VARIANTS.compact(tx, variant.quote_line_id),
+    );
     await recomputeQuote(tx, organizationId, quote, {
       lineIds: new Set([variant.quote_line_id]),
-    });
-    await writeEvent(tx, {
-      organizationId,
-      type: "quote_variant.deleted",
-      aggregateId: variantId,
-      payload: { id: variantId, quoteLineId: variant.quote_line_id },
+    }, {
+      alongside: () =>
+        writeEvent(tx, {
+          organizationId,
+          type: "quote_variant.deleted",
+          aggregateId: variantId,
+          payload: { id: variantId, quoteLineId: variant.quote_line_id },
+        }),
     });
   });
 }
