@@ -6,7 +6,6 @@ import {
   type GroupInput,
   isGoodsLine,
   type LineInput,
-  priceVariant,
   quoteTotals,
   rebandDecoration,
   rebandVariant,
