@@ -10,12 +10,19 @@ import {
 } from "@printshop/shared/events/waker";
 import type { Stoppable } from "@printshop/shared/service-main";
 import { nextAttemptDelay } from "./domain/retry_schedule.ts";
-import { claimDueDeliveries, type ClaimedDelivery } from "./store/deliveries.ts";
+import {
+  claimDueDeliveries,
+  type ClaimedDelivery,
+  SUBSCRIPTION_ACTIVE,
+} from "./store/deliveries.ts";
 import { DELIVERIES_CHANNEL, purgeOldEvents } from "./store/events.ts";
-import { deliverOnce, type DispatchDeps, leaseMs } from "./dispatch.ts";
+import { attemptRecorder, deliverOnce, type DispatchDeps, leaseMs } from "./dispatch.ts";
 
 export interface WorkerOptions {
-  /** Deliveries in flight at once in this process. */
+  /**
+   * Attempts under way at once in this process (signing and the HTTP exchange; recording the
+   * outcome happens after the slot is given back).
+   */
   concurrency?: number;
   /**
    * Safety net under LISTEN/NOTIFY: how soon an idle worker looks for due deliveries anyway
@@ -42,9 +49,9 @@ async function msUntilNextDue(sql: Queryable): Promise<number | null> {
     SELECT least(greatest(0, ceil(
              extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000)), ${MAX_TIMER_MS}
            )::int AS wait_ms
-    FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+    FROM deliveries d
     WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at IS NOT NULL
-      AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
+      AND ${sql.unsafe(SUBSCRIPTION_ACTIVE)}
     ORDER BY d.next_attempt_at
     LIMIT 1`;
   return row ? row.wait_ms : null;
@@ -73,7 +80,11 @@ export async function startDeliveryWorker(
   const idle = new IdlePoll(options.pollIntervalMs ?? POLL_INTERVAL_MS, idlePollMaxMs);
   const lease = leaseMs(deps.timeoutMs);
   const waker = new Waker();
-  const inFlight = new Set<Promise<void>>();
+  const record = attemptRecorder(deps.sql, deps.retrySchedule);
+  /** Attempts under way (signing, sending), each holding a slot. */
+  let attempting = 0;
+  /** Every delivery this worker handles until its attempt is recorded: stop() waits for them. */
+  const tasks = new Set<Promise<void>>();
   const backoff = new Backoff(250, 10_000);
   let running = true;
   let lastPurge = 0;
@@ -115,10 +126,27 @@ export async function startDeliveryWorker(
     if (removed > 0) deps.logger.info("old events removed from the event log", { removed });
   };
 
+  /**
+   * Sends one delivery. Its slot is taken while the attempt runs (signing, the HTTP exchange) and
+   * given back as soon as the outcome is known: recording it goes into the recorder's next
+   * statement meanwhile, so a slot waits on the endpoint, never on the database.
+   */
   const send = (delivery: ClaimedDelivery): void => {
     const claimedAt = performance.now();
     let recorded = true;
-    const task: Promise<void> = deliverOnce(deps, delivery, "automatic")
+    let sending = true;
+    const release = (): void => {
+      if (!sending) return;
+      sending = false;
+      attempting--;
+      if (backlog) claimWanted = true;
+      waker.wake();
+    };
+    attempting++;
+    const task: Promise<void> = deliverOnce(deps, delivery, "automatic", (claimed, attempt) => {
+      release();
+      return record(claimed, attempt);
+    })
       .catch((error) => {
         recorded = false;
         deps.logger.error("webhook delivery could not be recorded", {
@@ -127,7 +155,8 @@ export async function startDeliveryWorker(
         });
       })
       .finally(() => {
-        inFlight.delete(task);
+        release();
+        tasks.delete(task);
         const finishedAt = performance.now();
         // A failed attempt's retry is due after the schedule's step; an attempt that could not
         // be recorded is due again when its claim runs out.
@@ -138,8 +167,15 @@ export async function startDeliveryWorker(
         if (backlog) claimWanted = true;
         waker.wake();
       });
-    inFlight.add(task);
+    tasks.add(task);
   };
+
+  /**
+   * Slots free for new attempts. Attempts whose outcome is still being recorded count too past
+   * `concurrency` of them, so a database slow to record holds claims back instead of letting
+   * unrecorded attempts pile up.
+   */
+  const freeSlots = (): number => Math.min(concurrency - attempting, 2 * concurrency - tasks.size);
 
   /** When the loop has something to do, if nothing wakes it before. */
   const nextWake = (): number =>
@@ -151,12 +187,12 @@ export async function startDeliveryWorker(
 
   const loop = (async () => {
     while (running) {
-      if (backlog && claimWanted && concurrency - inFlight.size < concurrency / 4) {
+      if (backlog && claimWanted && freeSlots() < concurrency / 4) {
         // Behind: let a few more deliveries finish, so that one claim fills several slots.
         await pause(gatherMs);
       }
       const roundAt = performance.now();
-      const free = concurrency - inFlight.size;
+      const free = freeSlots();
       if (free <= 0) {
         // A finishing delivery wakes the loop (and asks for a claim) when a slot frees up.
         backlog = true;
@@ -211,7 +247,7 @@ export async function startDeliveryWorker(
       // Under a steady stream, the deliveries queued meanwhile make the next claim.
       if (claimedCount > 0) await pause(gatherMs);
     }
-    await Promise.allSettled([...inFlight]);
+    await Promise.allSettled([...tasks]);
   })();
 
   return {

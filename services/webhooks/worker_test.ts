@@ -110,3 +110,23 @@ Deno.test("the worker claims what was queued while its LISTEN connection was dow
   await env.receiver.waitFor(2, { timeoutMs: 10_000 });
   assertEquals(ids(env.receiver), [notified.id, missed]);
 });
+
+Deno.test("the worker sends and records every delivery of a burst larger than its slots", async () => {
+  await using env = await setup({ ...NO_POLL, concurrency: 2 });
+  await env.start();
+  const burst = Array.from({ length: 12 }, () => busEvent(env.owner.organizationId));
+  await recordEvents(env.h.sql, burst);
+  await env.receiver.waitFor(12, { timeoutMs: 10_000 });
+  assertEquals(new Set(ids(env.receiver)), new Set(burst.map((e) => e.id)));
+  // Slots are given back before the attempts are recorded; the worker still records them all.
+  let settled = { succeeded: 0, attempts: 0 };
+  for (let i = 0; i < 100 && settled.succeeded < burst.length; i++) {
+    await sleep(100);
+    const [row] = await env.h.sql<{ succeeded: number; attempts: number }[]>`
+      SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+             (SELECT count(*) FROM delivery_attempts)::int AS attempts
+      FROM deliveries`;
+    settled = row!;
+  }
+  assertEquals(settled, { succeeded: 12, attempts: 12 });
+});

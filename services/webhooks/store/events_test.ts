@@ -15,8 +15,16 @@ import {
   claimDueDeliveries,
   type ClaimedDelivery,
   recordAttempt,
+  recordAttempts,
 } from "./deliveries.ts";
-import { findSubscription, type Owner, revokeCredential } from "./subscriptions.ts";
+import {
+  findSubscription,
+  type Owner,
+  revokeCredential,
+  rotateSecret,
+  signingSecrets,
+} from "./subscriptions.ts";
+import { createSecretBox } from "../delivery/secret_box.ts";
 
 const SCHEDULE = [200, 200] as const;
 /** Long enough that nothing claimed comes due again during a test. */
@@ -421,6 +429,60 @@ Deno.test("recordAttempt() leaves a delivery failed when its key was revoked mid
   const [attempts] = await h.sql`
     SELECT count(*)::int AS n FROM delivery_attempts WHERE delivery_id = ${row!.id}`;
   assertEquals(attempts?.n, 1);
+});
+
+Deno.test("recordAttempts() records several attempts in one statement, each as recordAttempt() would", async () => {
+  await using h = await webhooksHarness();
+  const shop = owner();
+  await subscribed(h, shop);
+  const batch = [busEvent(shop.organizationId), busEvent(shop.organizationId)];
+  const late = busEvent(shop.organizationId);
+  await recordEvents(h.sql, [...batch, late]);
+  const claims = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  assertEquals(claims.length, 3);
+  const of = (event: { id: string }) => claims.find((c) => c.eventId === event.id)!;
+  // The third delivery's claim ran out and another worker took it over: the first claim's
+  // attempt is stale, and only adds its attempt.
+  await makeDue(h, of(late).id);
+  const current = await claimOne(h.sql, of(late).id);
+
+  await recordAttempts(h.sql, [
+    { delivery: of(batch[0]!), attempt: success() },
+    { delivery: of(batch[1]!), attempt: failure() },
+    { delivery: of(late), attempt: success() },
+  ], SCHEDULE);
+
+  assertEquals((await delivery(h, of(batch[0]!).id)).status, "succeeded");
+  const failed = await delivery(h, of(batch[1]!).id);
+  assertEquals([failed.status, failed.last_failure_reason], ["retrying", "HTTP 503 from endpoint"]);
+  assert(failed.next_attempt_at !== null, "a retry is scheduled");
+  const taken = await delivery(h, current.id);
+  assertEquals([taken.status, taken.attempt_count], ["pending", 2]);
+  const [attempts] = await h.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_attempts`;
+  assertEquals(attempts?.n, 3, "every attempt is recorded, the stale one too");
+});
+
+Deno.test("claimDueDeliveries() hands out the subscription's valid signing secrets, newest first", async () => {
+  await using h = await webhooksHarness();
+  const shop = owner();
+  const subscriptionId = await subscribed(h, shop);
+  const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
+  const rotated = await rotateSecret(h.sql, box, shop, subscriptionId);
+  await recordEvents(h.sql, [busEvent(shop.organizationId)]);
+  const [claim] = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  const opened = await Promise.all(claim!.sealedSecrets.map((sealed) => box.open(sealed)));
+  assertEquals(opened.length, 2, "the new secret and the one it replaced, during the overlap");
+  assertEquals(opened[0], rotated.secret);
+  assertEquals(opened, await signingSecrets(h.sql, box, subscriptionId));
+
+  // An expired secret no longer signs.
+  await h.sql`UPDATE signing_secrets SET expires_at = now() WHERE expires_at IS NOT NULL`;
+  await makeDue(h, claim!.id);
+  const [again] = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  assertEquals(
+    await Promise.all(again!.sealedSecrets.map((sealed) => box.open(sealed))),
+    [rotated.secret],
+  );
 });
 
 Deno.test("purgeOldEvents() removes events past the retention with their deliveries", async () => {
