@@ -189,6 +189,14 @@ function orderBy(
   return sql.unsafe(`${first}${field.sortColumn} ${dir}${nulls}, ${spec.id ?? "id"} ${dir}`);
 }
 
+/**
+ * The ORDER BY of a list (offsetPage's): the asked field or the spec's order, NULLS LAST where
+ * NULL can occur, the id last; for a store that writes a list's statement itself.
+ */
+export function listOrderSql(sql: Queryable, spec: ListSpec, query: ListQuery): postgres.Fragment {
+  return orderBy(sql, spec, orderOf(spec, query), query);
+}
+
 /** The page size a query asks for, capped at the page size limit; the limit when not asked. */
 export function pageLimit(limit: number | undefined, pageSizeMax: number): number {
   return Math.min(limit ?? pageSizeMax, pageSizeMax);

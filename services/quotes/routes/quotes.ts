@@ -1,5 +1,4 @@
-import { ListQuotesQuery, type quoteOperations } from "@printshop/shared/contracts/quotes";
-import { listSpec } from "@printshop/shared/db/pages";
+import type { quoteOperations } from "@printshop/shared/contracts/quotes";
 import { type Handlers, jsonText } from "@printshop/shared/service-app";
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
@@ -7,27 +6,11 @@ import {
   createQuote,
   deleteQuote,
   findQuoteJson,
-  QUOTE_FIELDS,
+  listQuotesJson,
   salesRepFacet,
   setQuoteStatus,
   updateQuote,
 } from "../store/quotes.ts";
-import { clientNameSql } from "../store/customers.ts";
-import { listDocumentsJson } from "../store/quote_documents.ts";
-
-/**
- * GET /v1/quotes: its filters and sorts (QUOTE_FIELDS), search and default order. Given to
- * listDocumentsJson from here because store/quotes.ts imports store/quote_documents.ts, which
- * therefore cannot import QUOTE_FIELDS back at load.
- */
-const QUOTE_LIST = listSpec(ListQuotesQuery, {
-  from: "quotes",
-  select: "id",
-  fields: QUOTE_FIELDS,
-  // The client's name as the customer projection knows it (store/customers.ts).
-  search: ["quote_ref", "reference", "notes", "client_id::text", clientNameSql("quotes")],
-  order: { field: "createdAt", direction: "desc" },
-});
 
 export function quoteRoutes(
   { sql, config }: ServiceDeps<Config>,
@@ -42,12 +25,7 @@ export function quoteRoutes(
     }),
     listQuotes: async ({ query, organizationId, costs }) => ({
       data: jsonText(
-        await listDocumentsJson(sql, QUOTE_LIST, {
-          organizationId,
-          query,
-          pageSizeMax: config.PAGE_SIZE_MAX,
-          costs,
-        }),
+        await listQuotesJson(sql, organizationId, query, config.PAGE_SIZE_MAX, costs),
       ),
     }),
     getQuoteFacets: async ({ organizationId }) => ({

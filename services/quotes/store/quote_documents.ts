@@ -9,6 +9,7 @@
 import type { Queryable, Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
+  listOrderSql,
   type ListSpec,
   type OffsetQuery,
   pageLimit,
@@ -99,23 +100,6 @@ const SPLIT_RENDERS_FROM = 50;
 const PAGE_JSON_STATEMENTS = 2;
 
 /**
- * The ORDER BY of an offset list, as shared/db/pages.ts's offsetPage writes it: the asked field
- * (or the spec's order), NULLS LAST where NULL can occur, the id last; `first` keys before the
- * default order only.
- */
-function orderBySql(spec: ListSpec, query: OffsetQuery): string {
-  const name = query.sortField ?? spec.order.field;
-  const field = spec.fields[name];
-  if (field === undefined) throw new Error(`No field "${name}" to sort by in ${spec.from}`);
-  const direction = query.sortDirection ??
-    (query.sortField === undefined ? spec.order.direction : spec.sortedDirection ?? "asc");
-  const dir = direction === "asc" ? "ASC" : "DESC";
-  const nulls = field.nullable ? " NULLS LAST" : "";
-  const first = spec.first && query.sortField === undefined ? `${spec.first}, ` : "";
-  return `${first}${field.sortColumn} ${dir}${nulls}, ${spec.id ?? "id"} ${dir}`;
-}
-
-/**
  * The documents of quotes `ids` (already this organisation's), stored or rendered now. Its only
  * parameter is the array, so PostgreSQL settles on one generic plan for it and plans the
  * render's SQL (quote_json.ts, 3–10 ms to plan) once per connection, not once per call.
@@ -161,7 +145,7 @@ export async function listDocumentsJson(
   });
   const from = sql.unsafe(spec.from);
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
-    ORDER BY ${sql.unsafe(orderBySql(spec, query))}
+    ORDER BY ${listOrderSql(sql, spec, query)}
     LIMIT ${pageLimit(query.limit, pageSizeMax)} OFFSET ${query.offset ?? 0})`;
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
   const rows = await sql<{ total: number; n: number; id: string; json: string | null }[]>`

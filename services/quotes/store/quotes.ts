@@ -18,17 +18,22 @@ import {
   fieldTable,
 } from "@printshop/shared/db/fields";
 import type { QuoteRow } from "./rows.ts";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { quoteJsonSql } from "./quote_json.ts";
-import { documentSelectSql, type ReadDocument, rememberDocuments } from "./quote_documents.ts";
+import {
+  documentSelectSql,
+  listDocumentsJson,
+  type ReadDocument,
+  rememberDocuments,
+} from "./quote_documents.ts";
 import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 
 /** The quote list's fields: what `filters` may name, and what `sortField` orders on. */
-export const QUOTE_FIELDS = fieldTable({
+const QUOTE_FIELDS = fieldTable({
   status: { type: "enum", values: QUOTE_STATUSES },
   // Sorted by number, so Q-10 follows Q-9.
   quoteRef: { type: "text", sortColumn: "quote_number", sortType: "number" },
@@ -368,23 +373,7 @@ export interface QuotePage {
   totalCount: number;
 }
 
-/**
- * How many statements read a page's documents, side by side on the pool's connections, and from
- * how many quotes on. PostgreSQL runs one statement on one core; reading (or, cold, rendering) a
- * 200-quote page is CPU work there, so halves read at once take about half the time. A short
- * page stored documents answer at once: one statement, one round trip fewer.
- */
-const PAGE_JSON_STATEMENTS = 2;
-const SPLIT_PAGES_FROM = 50;
-
-/** `items` split into at most `parts` runs of (nearly) equal length, in order. */
-function chunks<T>(items: readonly T[], parts: number): T[][] {
-  const size = Math.ceil(items.length / parts);
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
-}
-
+/** GET /v1/quotes: its filters and sorts (QUOTE_FIELDS), search and default order. */
 const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
@@ -396,10 +385,8 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
 
 /**
  * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
- * quote built whole by PostgreSQL (quote_json.ts) and joined here without parsing. The same
- * number of statements whatever the page size (no query per quote or row): the count, beside
- * the page's ids and then the page's documents in one statement, or PAGE_JSON_STATEMENTS side by
- * side from SPLIT_PAGES_FROM quotes on (none when the page is empty).
+ * quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without parsing
+ * (quote_documents.ts, listDocumentsJson).
  */
 export async function listQuotesJson(
   sql: Sql,
@@ -408,23 +395,7 @@ export async function listQuotesJson(
   pageSizeMax: number,
   costs: boolean,
 ): Promise<string> {
-  const page = await offsetPage<{ id: string }, string>(
-    sql,
-    QUOTE_LIST,
-    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
-    async (rows) => {
-      // The page is fixed by its ids, so the parts cannot overlap or miss a quote between them.
-      const documents = (await Promise.all(
-        chunks(
-          rows.map((r) => r.id),
-          rows.length >= SPLIT_PAGES_FROM ? PAGE_JSON_STATEMENTS : 1,
-        ).map((ids) => quoteDocuments(sql, organizationId, ids, costs)),
-      )).flat();
-      await rememberDocuments(sql, documents, costs);
-      return documents.map((d) => d.json);
-    },
-  );
-  return `{"items":[${page.items.join(",")}],"totalCount":${page.totalCount}}`;
+  return await listDocumentsJson(sql, QUOTE_LIST, { organizationId, query, pageSizeMax, costs });
 }
 
 export async function salesRepFacet(sql: Queryable, organizationId: string): Promise<string[]> {
