@@ -134,6 +134,34 @@ Deno.test("the quotes API reproduces the pricing.md worked example to the cent",
   }
 });
 
+Deno.test("a new line moves the totals only when it adds to them, and always marks the quote changed", async () => {
+  const a = await api();
+  try {
+    const { quoteId, groupId } = await buildWorkedExample(a);
+    let before = await a.call("GET", `/v1/quotes/${quoteId}`);
+    const totals = (q: Json): unknown[] => [q.subtotalExGst, q.gstAmount, q.totalIncGst];
+    // Adds nothing: an empty Garment line, and a Service line of 0 units.
+    for (const body of [{ lineType: "Garment" }, { lineType: "Service", unitPriceExGst: 9 }]) {
+      await a.call("POST", `/v1/quote-groups/${groupId}/lines`, { productName: "x", ...body });
+      const after = await a.call("GET", `/v1/quotes/${quoteId}`);
+      assertEquals(totals(after), totals(before));
+      assert(String(after.updatedAt) > String(before.updatedAt), "updatedAt moves");
+      before = after;
+    }
+    // Adds 2 × 10 ex GST; the worked example's 10 % discount line takes 2 of it back.
+    await a.call("POST", `/v1/quote-groups/${groupId}/lines`, {
+      lineType: "Service",
+      productName: "Artwork",
+      quantity: 2,
+      unitPriceExGst: 10,
+    });
+    const after = await a.call("GET", `/v1/quotes/${quoteId}`);
+    assertEquals(totals(after), [206.1, 20.61, 226.71]);
+  } finally {
+    await a.h.close();
+  }
+});
+
 Deno.test("cost and margin fields are absent without costs.read, and setting one is refused", async () => {
   const a = await api();
   try {

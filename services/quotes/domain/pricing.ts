@@ -345,6 +345,21 @@ export function adjustmentTotal(line: AdjustmentLine, goodsTotal: DecimalString)
   return exact(line.lineType === "Discount" ? amount.neg() : amount);
 }
 
+/**
+ * Whether a line adds nothing to any total: it has no variants, and it is a goods line whose
+ * total (quantity × unitPriceExGst, less its discount) is zero, or an adjustment of zero (Flat
+ * quantity × unitPriceExGst, or a Percentage of 0 % or none). A new such line changes no total
+ * and no other row's price: garment bands count a line's own variants only.
+ */
+export function addsNothing(line: LineInput): boolean {
+  if (line.variants.length > 0) return false;
+  // A percentage of any goods total is zero only when the percentage is.
+  const total = isGoodsLine(line)
+    ? lineTotals(line).total
+    : adjustmentTotal(line as AdjustmentLine, "1");
+  return toDecimal(total).isZero();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decorations
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { applyMarkup, deriveMarkup, type MarkupGroup, type MarkupType } from "./markup.ts";
 import {
+  addsNothing,
   type AdjustmentLine,
   adjustmentTotal,
   type DecorationInput,
@@ -338,6 +339,33 @@ Deno.test("lineTotals() prices a line without variants as quantity × unitPriceE
   assert.equal(totals.quantity, 3);
   assert.equal(totals.unitPriceExGst, "19.9950");
   assert.equal(totals.total, "59.985");
+});
+
+Deno.test("addsNothing() holds exactly for new lines that leave every total as it was", () => {
+  const nothing = [
+    line("Garment"),
+    line("Garment", { quantity: 4, unitPriceExGst: "0" }),
+    line("Service", { quantity: 0, unitPriceExGst: "12.50" }),
+    line("Discount", { valueType: "Percentage", percentage: null }),
+    line("Surcharge", { valueType: "Percentage", percentage: "0" }),
+    line("Discount", { valueType: "Flat", quantity: 0, unitPriceExGst: "5" }),
+  ];
+  const something = [
+    line("Service", { quantity: 1, unitPriceExGst: "0.0001" }),
+    line("Garment", { discountValueType: "Flat", discountPercentage: "5" }),
+    line("Discount", { valueType: "Percentage", percentage: "10" }),
+    line("Surcharge", { valueType: "Flat", quantity: 1, unitPriceExGst: "2" }),
+    // Variants count even when they add nothing: they move their line's garment band.
+    line("Garment", { variants: [variant({ quantity: 0 })] }),
+  ];
+  const before = quoteTotals([workedGroup], "10");
+  for (const added of nothing) {
+    assert.equal(addsNothing(added), true, JSON.stringify(added));
+    const after = quoteTotals([{ ...workedGroup, lines: [...workedGroup.lines, added] }], "10");
+    assert.equal(after.groupsTotal, before.groupsTotal);
+    assert.equal(after.totalIncGst, before.totalIncGst);
+  }
+  for (const added of something) assert.equal(addsNothing(added), false, JSON.stringify(added));
 });
 
 Deno.test("lineTotals() applies a per-line Percentage or Flat discount", () => {

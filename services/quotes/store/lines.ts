@@ -10,6 +10,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { lineShapeProblem } from "../domain/rows.ts";
+import { addsNothing } from "../domain/pricing.ts";
 import { type LockedQuote, lockGroup, lockQuoteOfRow, recomputeQuote } from "./aggregate.ts";
 import {
   LINE_COLUMNS,
@@ -95,23 +96,41 @@ export async function createLine(
     // event goes with the recomputation's writes. A new line has no variants, so the
     // recomputation derives nothing of it: the row the INSERT returned is the line as written,
     // unless placing it moved its neighbours (then it is read again).
+    const announce = async (): Promise<void> => {
+      const [row] = input.sortOrder !== undefined
+        ? await tx<LineRow[]>`
+          SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${id}`
+        : await inserting;
+      line = { shown: toLine(row!, [], costs), payload: toLine(row!, [], true) };
+      await writeEvent(tx, {
+        organizationId,
+        type: "quote_line.created",
+        aggregateId: id,
+        payload: line.payload,
+      });
+    };
+    // A line that adds nothing (the usual new line: its variants come next) moves no total and
+    // no price, so the quote is only marked changed; any other is priced with the whole quote.
+    const nothing = addsNothing({
+      ...shape,
+      quantity: input.quantity ?? 0,
+      unitPriceExGst: String(input.unitPriceExGst ?? 0),
+      percentage: shape.percentage === null ? null : String(shape.percentage),
+      discountPercentage: shape.discountPercentage === null
+        ? null
+        : String(shape.discountPercentage),
+      variants: [],
+    });
     await behind(inserting, async () => {
       await GROUP_ROWS.placeIfGiven(tx, groupId, { id, kind: "line" }, input.sortOrder);
-      await recomputeQuote(tx, organizationId, quote, {}, {
-        alongside: async () => {
-          const [row] = input.sortOrder !== undefined
-            ? await tx<LineRow[]>`
-              SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${id}`
-            : await inserting;
-          line = { shown: toLine(row!, [], costs), payload: toLine(row!, [], true) };
-          await writeEvent(tx, {
-            organizationId,
-            type: "quote_line.created",
-            aggregateId: id,
-            payload: line.payload,
-          });
-        },
-      });
+      if (nothing) {
+        await Promise.all([
+          tx`UPDATE quotes SET updated_at = now() WHERE id = ${quote.id}`,
+          announce(),
+        ]);
+      } else {
+        await recomputeQuote(tx, organizationId, quote, {}, { alongside: announce });
+      }
     });
     return line!.shown;
   });
