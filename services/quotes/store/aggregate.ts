@@ -1,4 +1,4 @@
-import type { Queryable, TransactionSql } from "@printshop/shared/db";
+import type { Fragment, Queryable, TransactionSql } from "@printshop/shared/db";
 import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
 import {
@@ -391,21 +391,28 @@ export async function recomputeQuote(
   }
 
   const repriced: RepricedVariants = new Map(variantUpdates.map((v) => [v.id, v]));
-  await Promise.all([
-    persistVariants(tx, variantUpdates),
-    persistDecorations(tx, decorationUpdates),
-    persistLines(tx, lineUpdates),
-    tx`UPDATE quotes SET subtotal_ex_gst = ${totals.subtotalExGst},
+  // Every write back in one statement: the rows that changed (data-modifying CTEs), then the
+  // quote's totals.
+  const rowWrites = [
+    variantUpdates.length > 0 ? variantsWritten(tx, variantUpdates) : null,
+    decorationUpdates.length > 0 ? decorationsWritten(tx, decorationUpdates) : null,
+    lineUpdates.length > 0 ? linesWritten(tx, lineUpdates) : null,
+  ].filter((w) => w !== null);
+  const totalsWritten = tx`
+    UPDATE quotes SET subtotal_ex_gst = ${totals.subtotalExGst},
       gst_amount = ${totals.gstAmount}, total_inc_gst = ${totals.totalIncGst}, updated_at = now()
-      WHERE id = ${quote.id}`,
+    WHERE id = ${quote.id}`;
+  await Promise.all([
+    rowWrites.length === 0
+      ? totalsWritten
+      : tx`WITH ${rowWrites.reduce((acc, w) => tx`${acc}, ${w}`)} ${totalsWritten}`,
     options.alongside?.(repriced),
   ]);
   return repriced;
 }
 
-async function persistVariants(tx: Queryable, rows: PricedVariant[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx`
+function variantsWritten(tx: Queryable, rows: PricedVariant[]): Fragment {
+  return tx`variants_written AS (
     UPDATE quote_variants AS v SET unit_price_ex_gst = u.unit, markup_type = u.markup_type,
       markup_value = u.markup_value, updated_at = now()
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${
@@ -413,12 +420,11 @@ async function persistVariants(tx: Queryable, rows: PricedVariant[]): Promise<vo
   }::numeric[],
       ${rows.map((r) => r.markup_type)}::text[], ${rows.map((r) => r.markup_value)}::numeric[])
       AS u(id, unit, markup_type, markup_value)
-    WHERE v.id = u.id`;
+    WHERE v.id = u.id)`;
 }
 
-async function persistDecorations(tx: Queryable, rows: PricedDecoration[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx`
+function decorationsWritten(tx: Queryable, rows: PricedDecoration[]): Fragment {
+  return tx`decorations_written AS (
     UPDATE quote_decorations AS d SET base_unit_cost = u.base_unit, base_setup_cost = u.base_setup,
       markup_type = u.markup_type, markup_value = u.markup_value,
       setup_markup_type = u.setup_markup_type, setup_markup_value = u.setup_markup_value,
@@ -431,15 +437,14 @@ async function persistDecorations(tx: Queryable, rows: PricedDecoration[]): Prom
       ${rows.map((r) => r.setup_markup_value)}::numeric[])
       AS u(id, base_unit, base_setup, markup_type, markup_value, setup_markup_type,
         setup_markup_value)
-    WHERE d.id = u.id`;
+    WHERE d.id = u.id)`;
 }
 
-async function persistLines(tx: Queryable, rows: PricedLine[]): Promise<void> {
-  if (rows.length === 0) return;
-  await tx`
+function linesWritten(tx: Queryable, rows: PricedLine[]): Fragment {
+  return tx`lines_written AS (
     UPDATE quote_lines AS l SET quantity = u.quantity, unit_price_ex_gst = u.unit,
       updated_at = now()
     FROM unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.quantity)}::int[],
       ${rows.map((r) => r.unit_price_ex_gst)}::numeric[]) AS u(id, quantity, unit)
-    WHERE l.id = u.id`;
+    WHERE l.id = u.id)`;
 }
