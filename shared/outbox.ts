@@ -66,8 +66,8 @@ export async function writeEvents<T extends EventType>(
   return ids;
 }
 
-/** Wakes the relay at commit (and not at all on rollback). */
-const NOTIFY_SQL = `pg_notify('${OUTBOX_CHANNEL}', current_schema())`;
+/** Wakes the relay of the writing schema (relay.ts's `outboxChannel`) at commit, not on rollback. */
+const NOTIFY_SQL = `pg_notify('${OUTBOX_CHANNEL}.' || current_schema(), '')`;
 
 /** The trace the event continues, for the relay and the bus to carry on. */
 function currentTraceparent(): string | null {
