@@ -6,7 +6,7 @@ import { writeEvent } from "../outbox.ts";
 import { sleep, waitFor } from "../net.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
-import { type OutboxRelay, type RelayOptions, startOutboxRelay } from "./relay.ts";
+import { outboxChannel, type OutboxRelay, type RelayOptions, startOutboxRelay } from "./relay.ts";
 
 const logger = createLogger({ level: "error" });
 const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
@@ -95,6 +95,31 @@ Deno.test("startOutboxRelay() publishes in write order and marks rows published"
   } finally {
     await relay.stop();
     await (await subscription).stop();
+  }
+});
+
+Deno.test("a commit notifies its own schema's relay channel and no other", async () => {
+  await using env = await setup();
+  const crm = await openDatabase(env.url, "crm", NO_MIGRATIONS, logger);
+  const heard = { quotes: 0, crm: 0 };
+  const listeners = await Promise.all([
+    env.sql.listen(outboxChannel("quotes"), () => void heard.quotes++),
+    env.sql.listen(outboxChannel("crm"), () => void heard.crm++),
+  ]);
+  try {
+    await write(crm, crypto.randomUUID(), 1);
+    await write(env.sql, crypto.randomUUID(), 1);
+    await waitFor(
+      "both notifications",
+      () => Promise.resolve(heard.quotes + heard.crm >= 2),
+      5_000,
+    );
+    // Both listen on one connection, which gets notifications in commit order: a commit that
+    // also woke the other schema's relay would have been counted by now.
+    assertEquals(heard, { quotes: 1, crm: 1 });
+  } finally {
+    for (const listener of listeners) await listener.unlisten();
+    await crm.end();
   }
 });
 
