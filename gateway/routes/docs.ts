@@ -77,24 +77,47 @@ function asset(body: Uint8Array<ArrayBuffer>, contentType: string): Asset {
   return { body, contentType, hash, version: hash.slice(0, 12) };
 }
 
-/** Reads the renderer's files once per process; a broken install fails at startup, not on a visit. */
+/** Why /docs cannot serve `file` of the renderer's directory `dir`, as an operator can act on it. */
+function unreadable(dir: string, file: string, error: unknown): Error {
+  // The usual causes are a process whose --allow-read leaves out the package, or a missing
+  // install; say which directory is needed instead of a bare permission error.
+  return new Error(
+    `/docs needs read access to ${dir} (swagger-ui-dist) and could not read ${file}: ${
+      error instanceof Error ? error.message : String(error)
+    }`,
+    { cause: error },
+  );
+}
+
+/**
+ * Checks that the renderer's files can be read, without reading them: a broken install or a
+ * missing --allow-read still fails at startup, not on a visit, while the ~2 MB of the bundle
+ * and its stylesheet stay out of the gateway's memory until someone opens /docs (issue 15:
+ * the gateway idles at ≤ 80 MB RSS, and most gateways never serve the page).
+ */
+function checkAssets(): void {
+  const dir: string = swaggerUiDistPath();
+  for (const file of Object.keys(PACKAGE_FILES)) {
+    const path = join(dir, file);
+    try {
+      // Opened, not just stat'ed: the same read permission and existence a read needs.
+      Deno.openSync(path, { read: true }).close();
+    } catch (error) {
+      throw unreadable(dir, file, error);
+    }
+  }
+}
+
+/** Reads the renderer's files once per process, on the first request that needs them. */
 function loadAssets(): Map<string, Asset> {
   if (assets) return assets;
   const dir: string = swaggerUiDistPath();
   const loaded = new Map<string, Asset>();
   for (const [file, contentType] of Object.entries(PACKAGE_FILES)) {
-    const path = join(dir, file);
     try {
-      loaded.set(file, asset(Deno.readFileSync(path), contentType));
+      loaded.set(file, asset(Deno.readFileSync(join(dir, file)), contentType));
     } catch (error) {
-      // The usual causes are a process whose --allow-read leaves out the package, or a missing
-      // install; say which directory is needed instead of a bare permission error.
-      throw new Error(
-        `/docs needs read access to ${dir} (swagger-ui-dist) and could not read ${file}: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-        { cause: error },
-      );
+      throw unreadable(dir, file, error);
     }
   }
   loaded.set("init.js", asset(new TextEncoder().encode(INIT_SCRIPT), JS));
@@ -196,8 +219,9 @@ function send(served: Asset, request: Headers, headers: Record<string, string>):
  * endpoint needs a credential.
  */
 export function docsRoutes(): Hono {
-  const files = loadAssets();
-  const page = pageAsset(files);
+  checkAssets();
+  // The page names each file by its content's hash, so it is built with them, on first demand.
+  let page: Asset | undefined;
   const app = new Hono();
 
   // Where someone who types the gateway's address in lands: where everything is.
@@ -224,6 +248,7 @@ export function docsRoutes(): Hono {
   });
 
   app.get("/docs", (c) => {
+    page ??= pageAsset(loadAssets());
     return send(page, c.req.raw.headers, {
       "Cache-Control": REVALIDATE,
       "Content-Security-Policy": CSP,
@@ -232,7 +257,7 @@ export function docsRoutes(): Hono {
   });
 
   app.get("/docs/assets/:file", (c) => {
-    const served = files.get(c.req.param("file"));
+    const served = loadAssets().get(c.req.param("file"));
     if (!served) return c.json(errorBody("route_not_found", "No such docs asset"), 404);
     // Only the versioned URL the page links to may be cached forever; a stale or missing version
     // would otherwise pin whatever content it first got.
