@@ -91,12 +91,13 @@ export interface DocumentPageRequest {
 }
 
 /**
- * From this many quotes without a stored document on, a page renders them in
- * PAGE_JSON_STATEMENTS statements side by side on the pool's connections. PostgreSQL runs one
- * statement on one core, and rendering a 60-variant quote takes it a few milliseconds, so a
- * cold 200-quote page rendered in halves takes about half the time.
+ * From this many quotes on, a page reads its documents in PAGE_JSON_STATEMENTS statements side
+ * by side on the pool's connections, after the statement that picks the page. PostgreSQL runs a
+ * statement on one core, and both reading a long page's stored documents (7.8 MB for 200 full
+ * quotes, decompressed as they are read) and rendering missing ones are CPU work there, so
+ * halves read at once take about half the time.
  */
-const SPLIT_RENDERS_FROM = 50;
+const SPLIT_FROM = 50;
 const PAGE_JSON_STATEMENTS = 2;
 
 /**
@@ -123,15 +124,16 @@ async function documentsOf(
  * rendered stored afterwards (rememberDocuments). The same statements whatever the page's size
  * (no query per quote or row).
  *
- * A page whose documents are stored is ONE statement: the count, the page's ids and their
+ * A short page whose documents are stored is ONE statement: the count, the page's ids and their
  * stored texts, in one round trip and one snapshot (so the count agrees with the page), where
- * it was three (count, ids, documents). It names no render: its plan depends on the
+ * it was three (count, ids, documents). A page of SPLIT_FROM quotes or more takes its documents
+ * afterwards, stored or rendered, in PAGE_JSON_STATEMENTS parts side by side (documentsOf). It names no render: its plan depends on the
  * organisation's row estimate, so PostgreSQL may plan it afresh on every call, which costs
  * ~0.2 ms for this statement but 3–10 ms with the render's SQL in it (tried: PostgreSQL then
  * spent 3.6 ms per 20-quote list, against 0.8 ms now). The ids are chosen in a subquery that
  * carries no document, so rows an OFFSET skips are never read whole. Quotes without a stored
- * document are rendered by documentsOf (in PAGE_JSON_STATEMENTS parts side by side from
- * SPLIT_RENDERS_FROM of them on) and then stored.
+ * document are rendered by documentsOf (in parts side by side from SPLIT_FROM of them on) and
+ * then stored.
  */
 export async function listDocumentsJson(
   sql: Sql,
@@ -144,15 +146,18 @@ export async function listDocumentsJson(
     filters: parseFiltersParam(query.filters),
   });
   const from = sql.unsafe(spec.from);
+  const limit = pageLimit(query.limit, pageSizeMax);
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
     ORDER BY ${listOrderSql(sql, spec, query)}
-    LIMIT ${pageLimit(query.limit, pageSizeMax)} OFFSET ${query.offset ?? 0})`;
+    LIMIT ${limit} OFFSET ${query.offset ?? 0})`;
+  // A long page's documents are read afterwards, in parts side by side.
+  const json = limit >= SPLIT_FROM ? sql`NULL::text` : sql`q.${sql.unsafe(documentColumn(costs))}`;
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
   const rows = await sql<{ total: number; n: number; id: string; json: string | null }[]>`
     SELECT c.total, d.n, d.id, d.json
     FROM (SELECT (SELECT count(*)::int FROM ${from} WHERE ${where}) AS total) c
     LEFT JOIN (
-      SELECT p.n::int AS n, q.id, q.${sql.unsafe(documentColumn(costs))} AS json
+      SELECT p.n::int AS n, q.id, ${json} AS json
       FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
     ) d ON true`;
   const totalCount = rows[0]!.total;
@@ -160,7 +165,7 @@ export async function listDocumentsJson(
   const missing = page.filter((r) => r.json === null).map((r) => r.id);
   if (missing.length === 0) return pageJson(page as { json: string }[], totalCount);
 
-  const parts = chunks(missing, missing.length >= SPLIT_RENDERS_FROM ? PAGE_JSON_STATEMENTS : 1);
+  const parts = chunks(missing, missing.length >= SPLIT_FROM ? PAGE_JSON_STATEMENTS : 1);
   const rendered = (await Promise.all(parts.map((ids) => documentsOf(sql, ids, costs)))).flat();
   await rememberDocuments(sql, rendered, costs);
   const renders = new Map(rendered.map((d) => [d.id, d.json]));
