@@ -197,9 +197,22 @@ export const decorationInput = (d: PricedDecoration): DecorationInput => ({
   showOnDocuments: d.show_on_documents,
 });
 
-const sameAmount = (a: string | null, b: string | null): boolean =>
-  a === null || b === null ? a === b : Number(a) === Number(b);
+/**
+ * Two stored values alike: equal, or the same amount written differently (numeric columns come
+ * back as "6.2500" where pricing writes "6.25").
+ */
+function alike(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "string" || typeof b !== "string") return false;
+  const [x, y] = [Number(a), Number(b)];
+  return !Number.isNaN(x) && x === y;
+}
 
+/** The row with its derived fields written over it, or null when every one is as stored. */
+function changed<R extends object>(row: R, derived: Partial<R>): R | null {
+  const differs = (Object.keys(derived) as (keyof R)[]).some((k) => !alike(derived[k], row[k]));
+  return differs ? { ...row, ...derived } : null;
+}
 /**
  * Re-bands what the scope names, re-derives every derived field (variant and decoration sell
  * prices, line quantity and unit price) and the quote's totals, and writes back what changed.
@@ -326,59 +339,41 @@ export async function recomputeQuote(
   const variantUpdates: PricedVariant[] = [];
   const lineUpdates: PricedLine[] = [];
   const decorationUpdates: PricedDecoration[] = [];
+  const writeBack = <R extends object>(updates: R[], row: R, derived: Partial<R>): void => {
+    const written = changed(row, derived);
+    if (written) updates.push(written);
+  };
   groups.forEach((_, g) => {
     const priced = totals.groups[g]!;
     groupLines[g]!.forEach((line, i) => {
       const lineTotals = priced.lines[i]!;
       (variantsByLine.get(line.id) ?? []).forEach((v, k) => {
-        const unit = lineTotals.variants[k]!.unitPriceExGst;
         const { markupType, markupValue } = variantInputs.get(v.id)!;
-        if (
-          !sameAmount(unit, v.unit_price_ex_gst) || markupType !== v.markup_type ||
-          !sameAmount(markupValue, v.markup_value)
-        ) {
-          variantUpdates.push({
-            ...v,
-            unit_price_ex_gst: unit,
-            markup_type: markupType,
-            markup_value: markupValue,
-          });
-        }
+        writeBack(variantUpdates, v, {
+          unit_price_ex_gst: lineTotals.variants[k]!.unitPriceExGst,
+          markup_type: markupType,
+          markup_value: markupValue,
+        });
       });
       // A line with variants takes its quantity and unit price from them.
       const input = lineInputs.get(line.id)!;
       if (input.variants.length === 0 || !isGoodsLine(input)) return;
-      if (
-        lineTotals.quantity !== line.quantity ||
-        !sameAmount(lineTotals.unitPriceExGst, line.unit_price_ex_gst)
-      ) {
-        lineUpdates.push({
-          ...line,
-          quantity: lineTotals.quantity,
-          unit_price_ex_gst: lineTotals.unitPriceExGst,
-        });
-      }
+      writeBack(lineUpdates, line, {
+        quantity: lineTotals.quantity,
+        unit_price_ex_gst: lineTotals.unitPriceExGst,
+      });
     });
     groupDecorations[g]!.forEach((d, j) => {
       const charges = priced.decorations[j]!;
       const input = decorationInputs.get(d.id)!;
-      if (
-        !sameAmount(charges.baseUnitCost, d.base_unit_cost) ||
-        !sameAmount(charges.baseSetupCost, d.base_setup_cost) ||
-        input.markupType !== d.markup_type || !sameAmount(input.markupValue, d.markup_value) ||
-        input.setupMarkupType !== d.setup_markup_type ||
-        !sameAmount(input.setupMarkupValue, d.setup_markup_value)
-      ) {
-        decorationUpdates.push({
-          ...d,
-          base_unit_cost: charges.baseUnitCost,
-          base_setup_cost: charges.baseSetupCost,
-          markup_type: input.markupType,
-          markup_value: input.markupValue,
-          setup_markup_type: input.setupMarkupType,
-          setup_markup_value: input.setupMarkupValue,
-        });
-      }
+      writeBack(decorationUpdates, d, {
+        base_unit_cost: charges.baseUnitCost,
+        base_setup_cost: charges.baseSetupCost,
+        markup_type: input.markupType,
+        markup_value: input.markupValue,
+        setup_markup_type: input.setupMarkupType,
+        setup_markup_value: input.setupMarkupValue,
+      });
     });
   });
   if (Math.abs(Number(totals.totalIncGst)) >= MAX_QUOTE_TOTAL) {
