@@ -211,6 +211,27 @@ Deno.test("verifyInternalContext() refuses a missing or malformed header", async
     }
   });
 
+  await t.step(
+    "base64url with whitespace or padding in it, which a lenient decoder skips",
+    async () => {
+      // Each spelling of a value is refused but one: a decoder that skipped these characters
+      // would accept a header no signer wrote.
+      const variants = [
+        `${payload.slice(0, 8)} ${payload.slice(8)}.${mac}`,
+        `${payload.slice(0, 8)}\n${payload.slice(8)}.${mac}`,
+        `${payload}==.${mac}`,
+        `${payload}.${mac.slice(0, 4)} ${mac.slice(4)}`,
+        `${payload}.${mac.slice(0, -2)}==`,
+      ];
+      for (const value of variants) {
+        assert.deepEqual(await verifyInternalContext(key, METHOD, PATH, value), {
+          ok: false,
+          reason: "malformed",
+        }, value);
+      }
+    },
+  );
+
   await t.step("a correctly signed payload that is not JSON", async () => {
     // Only the key holder can produce this; it must still be refused cleanly, not throw.
     const garbage = base64Url("{not json");

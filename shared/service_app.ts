@@ -121,7 +121,8 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
         input = parseOperationInput(operation, {
           params,
           query: new URL(c.req.url).search,
-          body: await c.req.text(),
+          // A request without a body (every GET) has nothing to read: no stream, no decoding.
+          body: c.req.raw.body === null ? "" : await c.req.text(),
         });
       } catch (error) {
         throw hint ? withSearchHint(error, hint, params) : error;
