@@ -112,3 +112,35 @@ Deno.test("docsRoutes() answers GET / with where the reference, documents and he
   assert.equal(body.data.openapi, "/openapi.json");
   assert.match(body.message, /\/docs/);
 });
+
+Deno.test("docsRoutes() refuses at start, naming the directory, when the renderer cannot be read", async () => {
+  // The files are read on the first visit only, so a process that may not read them must still
+  // fail when it starts, as it did when they were read then, not on someone's first visit.
+  const script = `
+    import { docsRoutes } from ${JSON.stringify(new URL("./docs.ts", import.meta.url).href)};
+    try {
+      docsRoutes();
+      console.log("started");
+    } catch (error) {
+      console.log(error instanceof Error ? error.message : String(error));
+    }
+  `;
+  const child = new Deno.Command(Deno.execPath(), {
+    // No --allow-read: importing modules needs none, reading the package's files does.
+    args: ["run", "--no-prompt", "--node-modules-dir=manual", "--allow-env", "-"],
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const { stdout, stderr } = await child.output();
+  const said = new TextDecoder().decode(stdout);
+  assert.match(
+    said,
+    /^\/docs needs read access to .*swagger-ui-dist.* and could not read swagger-ui-bundle\.js/,
+    new TextDecoder().decode(stderr),
+  );
+});
