@@ -6,7 +6,7 @@
  * that changes anything they show, and every such change gives the row a new version (xmin), so
  * a document is stored only over the version it was rendered from.
  */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import type { Fragment, Queryable, Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
   listOrderSql,
@@ -91,49 +91,23 @@ export interface DocumentPageRequest {
 }
 
 /**
- * From this many quotes on, a page reads its documents in PAGE_JSON_STATEMENTS statements side
- * by side on the pool's connections, after the statement that picks the page. PostgreSQL runs a
- * statement on one core, and both reading a long page's stored documents (7.8 MB for 200 full
- * quotes, decompressed as they are read) and rendering missing ones are CPU work there, so
- * halves read at once take about half the time.
- */
-const SPLIT_FROM = 50;
-const PAGE_JSON_STATEMENTS = 2;
-
-/**
- * The documents of quotes `ids` (already this organisation's), stored or rendered now. Its only
- * parameter is the array, so PostgreSQL settles on one generic plan for it and plans the
- * render's SQL (quote_json.ts, 3–10 ms to plan) once per connection, not once per call.
- */
-async function documentsOf(
-  sql: Sql,
-  ids: readonly string[],
-  costs: boolean,
-): Promise<ReadDocument[]> {
-  // Found by primary key alone, as the ids are already the organisation's quotes.
-  return [
-    ...await sql<ReadDocument[]>`
-      SELECT q.id, ${sql.unsafe(documentSelectSql(costs))}
-      FROM quotes q WHERE q.id = ANY(${ids as string[]}::uuid[])`,
-  ];
-}
-
-/**
  * One page of quotes as the JSON text of `{"items":[…],"totalCount":N}`: each quote its stored
  * document or rendered by PostgreSQL (quote_json.ts), joined here without parsing, and what was
  * rendered stored afterwards (rememberDocuments). The same statements whatever the page's size
- * (no query per quote or row).
+ * (no query per quote or row), and every page read whole in ONE statement, so its count, its
+ * quotes and their documents come from one snapshot: a quote that changes while the page is
+ * read is on it as it was or not at all, never a later version that no longer matches the
+ * filter (a page whose documents were read by later statements could show a quote moved to
+ * `sent` on a `status=draft` page).
  *
- * A short page whose documents are stored is ONE statement: the count, the page's ids and their
- * stored texts, in one round trip and one snapshot (so the count agrees with the page), where
- * it was three (count, ids, documents). A page of SPLIT_FROM quotes or more takes its documents
- * afterwards, stored or rendered, in PAGE_JSON_STATEMENTS parts side by side (documentsOf). It names no render: its plan depends on the
- * organisation's row estimate, so PostgreSQL may plan it afresh on every call, which costs
- * ~0.2 ms for this statement but 3–10 ms with the render's SQL in it (tried: PostgreSQL then
- * spent 3.6 ms per 20-quote list, against 0.8 ms now). The ids are chosen in a subquery that
- * carries no document, so rows an OFFSET skips are never read whole. Quotes without a stored
- * document are rendered by documentsOf (in parts side by side from SPLIT_FROM of them on) and
- * then stored.
+ * A page whose documents are stored takes that one statement: the count, the page's ids and
+ * their stored texts. It names no render: its plan depends on the organisation's row estimate,
+ * so PostgreSQL may plan it afresh on every call, which costs ~0.2 ms for this statement but
+ * 3–10 ms with the render's SQL in it (tried: PostgreSQL then spent 3.6 ms per 20-quote list,
+ * against 0.8 ms). When some of the page's quotes have no stored document, the page is read
+ * again by the same statement with the render in it, and only what that one read gives is
+ * answered; the plan's cost is then small beside the renders. The ids are chosen in a subquery
+ * that carries no document, so rows an OFFSET skips are never read whole.
  */
 export async function listDocumentsJson(
   sql: Sql,
@@ -146,43 +120,42 @@ export async function listDocumentsJson(
     filters: parseFiltersParam(query.filters),
   });
   const from = sql.unsafe(spec.from);
-  const limit = pageLimit(query.limit, pageSizeMax);
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
     ORDER BY ${listOrderSql(sql, spec, query)}
-    LIMIT ${limit} OFFSET ${query.offset ?? 0})`;
-  // A long page's documents are read afterwards, in parts side by side.
-  const json = limit >= SPLIT_FROM ? sql`NULL::text` : sql`q.${sql.unsafe(documentColumn(costs))}`;
-  // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
-  const rows = await sql<{ total: number; n: number; id: string; json: string | null }[]>`
-    SELECT c.total, d.n, d.id, d.json
-    FROM (SELECT (SELECT count(*)::int FROM ${from} WHERE ${where}) AS total) c
-    LEFT JOIN (
-      SELECT p.n::int AS n, q.id, ${json} AS json
-      FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
-    ) d ON true`;
-  const totalCount = rows[0]!.total;
-  const page = rows[0]!.id === null ? [] : [...rows].sort((a, b) => a.n - b.n);
-  const missing = page.filter((r) => r.json === null).map((r) => r.id);
-  if (missing.length === 0) return pageJson(page as { json: string }[], totalCount);
-
-  const parts = chunks(missing, missing.length >= SPLIT_FROM ? PAGE_JSON_STATEMENTS : 1);
-  const rendered = (await Promise.all(parts.map((ids) => documentsOf(sql, ids, costs)))).flat();
-  await rememberDocuments(sql, rendered, costs);
-  const renders = new Map(rendered.map((d) => [d.id, d.json]));
-  // A quote deleted between the two statements is left out, as a later page would leave it.
-  const documents = page.flatMap((r) => {
-    const json = r.json ?? renders.get(r.id);
-    return json === undefined ? [] : [{ json }];
-  });
-  return pageJson(documents, totalCount);
+    LIMIT ${pageLimit(query.limit, pageSizeMax)} OFFSET ${query.offset ?? 0})`;
+  const read = async (documents: Fragment): Promise<PageRow[]> => {
+    // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
+    const rows = await sql<PageRow[]>`
+      SELECT c.total, d.*
+      FROM (SELECT (SELECT count(*)::int FROM ${from} WHERE ${where}) AS total) c
+      LEFT JOIN (
+        SELECT p.n::int AS n, q.id, ${documents}
+        FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
+      ) d ON true`;
+    return rows[0]!.id === null ? [rows[0]!] : [...rows].sort((a, b) => a.n - b.n);
+  };
+  const column = sql.unsafe(`q.${documentColumn(costs)}`);
+  let rows = await read(sql`${column} AS json, NULL::text AS version, true AS stored`);
+  if (rows.some((r) => r.id !== null && r.json === null)) {
+    rows = await read(sql.unsafe(documentSelectSql(costs)));
+    await rememberDocuments(
+      sql,
+      rows.filter((r): r is PageRow & ReadDocument => r.id !== null),
+      costs,
+    );
+  }
+  const page = rows.filter((r): r is PageRow & { json: string } => r.id !== null);
+  return pageJson(page, rows[0]!.total);
 }
 
-/** `items` split into at most `parts` runs of (nearly) equal length, in order. */
-function chunks<T>(items: readonly T[], parts: number): T[][] {
-  const size = Math.ceil(items.length / parts);
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
+/** A row of a page read: the count, and a quote of the page (none when the page is empty). */
+interface PageRow {
+  total: number;
+  n: number;
+  id: string | null;
+  json: string | null;
+  version: string | null;
+  stored: boolean | null;
 }
 
 /**
