@@ -620,3 +620,40 @@ Deno.test("concurrent creates and moves of lines and decorations keep one gaples
     await a.h.close();
   }
 });
+
+Deno.test("a change of order moves the updatedAt of what it changes: the row moved and its quote", async () => {
+  const a = await api();
+  try {
+    const f = await buildFixture(a);
+    const quoteAt = async (): Promise<string> =>
+      String((await a.call("GET", `/v1/quotes/${f.quoteId}`)).updatedAt);
+    const lineAt = async (id: string): Promise<string> => {
+      const quote = await a.call("GET", `/v1/quotes/${f.quoteId}`);
+      const lines = (quote.groups as Json[]).flatMap((g) => g.lines as Json[]);
+      return String(lines.find((l) => l.id === id)!.updatedAt);
+    };
+    let before = await quoteAt();
+    // A line moved, and nothing else about it changed.
+    const lineBefore = await lineAt(f.discount.id);
+    const moved = await a.call("PATCH", `/v1/quote-lines/${f.discount.id}`, { sortOrder: 1 });
+    assertEquals(moved.sortOrder, 1);
+    assert(String(moved.updatedAt) > lineBefore, "the line's updatedAt after its move");
+    assertEquals(await lineAt(f.discount.id), moved.updatedAt);
+    let after = await quoteAt();
+    assert(after > before, "the quote's updatedAt after a line move");
+    // The group's rows reordered.
+    before = after;
+    await a.call("POST", `/v1/quote-groups/${f.groupId}/reorder`, {
+      items: [f.garment, f.print, f.discount, f.label],
+    });
+    after = await quoteAt();
+    assert(after > before, "the quote's updatedAt after a reorder");
+    // A group renamed.
+    before = after;
+    await a.call("PATCH", `/v1/quote-groups/${f.groupId}`, { name: "Staff tees (2)" });
+    after = await quoteAt();
+    assert(after > before, "the quote's updatedAt after a group rename");
+  } finally {
+    await a.h.close();
+  }
+});

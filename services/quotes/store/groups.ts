@@ -62,9 +62,14 @@ export async function updateGroup(
   return await sql.begin(async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     const changes = changedColumns(input, ["sortOrder"]);
+    // A move alone changes the group too (its sortOrder): its updatedAt moves either way, and
+    // so does its quote's, as with any change to what the quote shows.
     if (Object.keys(changes).length > 0) {
       await tx`UPDATE quote_groups SET ${tx(changes)}, updated_at = now() WHERE id = ${groupId}`;
+    } else {
+      await tx`UPDATE quote_groups SET updated_at = now() WHERE id = ${groupId}`;
     }
+    await tx`UPDATE quotes SET updated_at = now() WHERE id = ${quote.id}`;
     if (input.sortOrder !== undefined) {
       await QUOTE_GROUPS.place(tx, quote.id, { id: groupId, kind: "group" }, input.sortOrder);
     }
@@ -127,6 +132,8 @@ export async function reorderGroup(
     }
     await GROUP_ROWS.write(tx, groupId, result.assignments);
     await tx`UPDATE quote_groups SET updated_at = now() WHERE id = ${groupId}`;
+    // The quote shows its rows in their order: reordering them changes it.
+    await tx`UPDATE quotes SET updated_at = now() WHERE id = ${quote.id}`;
     const { group, payload } = await readGroup(tx, quote.id, groupId, costs);
     await writeEvent(tx, {
       organizationId,

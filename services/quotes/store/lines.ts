@@ -180,8 +180,11 @@ export async function updateLine(
     assertNoProblem(lineShapeProblem(next));
     const changes = changedColumns(input, ["sortOrder"]);
     if (next.valueType !== line.value_type) changes.value_type = next.valueType;
+    // A move alone changes the line too (its sortOrder): its updatedAt moves either way.
     if (Object.keys(changes).length > 0) {
       await tx`UPDATE quote_lines SET ${tx(changes)}, updated_at = now() WHERE id = ${lineId}`;
+    } else {
+      await tx`UPDATE quote_lines SET updated_at = now() WHERE id = ${lineId}`;
     }
     if (input.sortOrder !== undefined) {
       await GROUP_ROWS.place(
