@@ -27,6 +27,7 @@ import {
   listDocumentsJson,
   type ReadDocument,
   rememberDocuments,
+  storedDocument,
 } from "./quote_documents.ts";
 import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
@@ -223,6 +224,10 @@ export async function findQuoteJson(
   quoteId: string,
   costs: boolean,
 ): Promise<string> {
+  const stored = await storedDocument(sql, organizationId, quoteId, costs);
+  if (stored === undefined) throw notFound("Quote", quoteId);
+  if (stored !== null) return stored;
+  // None stored: rendered (unless one was stored meanwhile) and kept for the next read.
   const documents = await quoteDocuments(sql, organizationId, [quoteId], costs);
   if (documents.length === 0) throw notFound("Quote", quoteId);
   await rememberDocuments(sql, documents, costs);
