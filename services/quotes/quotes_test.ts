@@ -1,5 +1,6 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
 
@@ -430,4 +431,32 @@ Deno.test("an illegal status move names the moves the quote can make", async () 
   });
   assertEquals(res.status, 409);
   assert.match((await json(res)).message, /cannot move from draft to approved; .* to sent$/);
+});
+
+Deno.test("POST /v1/quotes answers the quote GET then reads, with and without costs.read", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const withoutCosts = ALL_SCOPES.filter((s) => s !== "costs.read");
+  for (const scopes of [undefined, withoutCosts]) {
+    const body = {
+      reference: "Bytes",
+      notes: 'Quotes "and" \\ back\\slashes',
+      clientId: crypto.randomUUID(),
+      deliveryDate: "2026-12-24",
+    };
+    const created = await h.request("POST", "/v1/quotes", {
+      organizationId: org,
+      body,
+      ...(scopes ? { scopes } : {}),
+    });
+    assertEquals(created.status, 201);
+    const createdText = await created.text();
+    const id = (JSON.parse(createdText) as { data: { id: string } }).data.id;
+    const read = await h.request("GET", `/v1/quotes/${id}`, {
+      organizationId: org,
+      ...(scopes ? { scopes } : {}),
+    });
+    const readText = await read.text();
+    assertEquals(JSON.parse(createdText).data, JSON.parse(readText).data);
+  }
 });

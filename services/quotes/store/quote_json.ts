@@ -317,3 +317,17 @@ const EXPRESSIONS = {
 export function quoteJsonSql(costs: boolean): string {
   return costs ? EXPRESSIONS.withCosts : EXPRESSIONS.withoutCosts;
 }
+
+/**
+ * The same JSON for a quote `q` that has no groups yet (one being inserted): the same fields,
+ * without the subqueries over its rows. PostgreSQL prepares every expression of a statement each
+ * time it runs it, evaluated or not, and the rows' part is most of the quote's.
+ */
+const NEW_QUOTE_EXPRESSIONS = {
+  withCosts: objectSql(QUOTE_FIELDS("NULL::text"), true),
+  withoutCosts: objectSql(QUOTE_FIELDS("NULL::text"), false),
+};
+
+export function newQuoteJsonSql(costs: boolean): string {
+  return costs ? NEW_QUOTE_EXPRESSIONS.withCosts : NEW_QUOTE_EXPRESSIONS.withoutCosts;
+}

@@ -21,7 +21,7 @@ import type { QuoteRow } from "./rows.ts";
 import { listSpec } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
-import { quoteJsonSql } from "./quote_json.ts";
+import { newQuoteJsonSql } from "./quote_json.ts";
 import {
   documentSelectSql,
   listDocumentsJson,
@@ -173,7 +173,8 @@ async function insertQuote(
     payloadSql: "doc.full",
   });
   const rateWhere = input.taxRateId ? sql`id = ${input.taxRateId}` : sql`is_default`;
-  const shown = costs ? "q.full" : quoteJsonSql(false);
+  // A new quote has no rows: its JSON comes from the expression without their subqueries.
+  const shown = costs ? "q.full" : newQuoteJsonSql(false);
   const rows = await sql<{ json: string; payload: string | null }[]>`
     WITH rate AS (
       SELECT id, name, rate_pct FROM tax_rates
@@ -204,7 +205,7 @@ async function insertQuote(
       FROM n, rate
       RETURNING *
     ), doc AS (
-      SELECT q.*, ${sql.unsafe(quoteJsonSql(true))} AS full FROM q
+      SELECT q.*, ${sql.unsafe(newQuoteJsonSql(true))} AS full FROM q
     ), event AS (${event.insert})
     SELECT ${sql.unsafe(shown)} AS json, ${
     sql.unsafe(event.checked ? "q.full" : "NULL")
