@@ -120,5 +120,8 @@ export class SortSequence<const K extends string = string> {
   }
 }
 
-/** Where a row INSERTed at a position starts, before `place` moves it: past any real number. */
-const PAST_THE_END = 100_000;
+/**
+ * Where a row INSERTed at a position starts, before `place` moves it and renumbers its parent's
+ * rows 1..n: behind every row it is placed among.
+ */
+export const PAST_THE_END = 100_000;

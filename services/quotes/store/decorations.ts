@@ -20,6 +20,7 @@ import {
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
 import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
+import { PAST_THE_END } from "@printshop/shared/db/sort-order";
 
 // Each field a write may set is written to the column of its name.
 const _columns: EveryFieldHasAColumn<UpdateQuoteDecorationBody, DecorationRow, "sortOrder"> = true;
@@ -160,7 +161,7 @@ export async function createDecoration(
       organization_id: organizationId,
       quote_id: quote.id,
       quote_group_id: groupId,
-      sort_order: 100_000,
+      sort_order: PAST_THE_END,
     };
     await tx`INSERT INTO quote_decorations ${tx(row)}`;
     await applyWrittenCharges(tx, id, input);

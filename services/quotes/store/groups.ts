@@ -40,8 +40,9 @@ export async function createGroup(
     const id = uuidv7();
     await tx`
       INSERT INTO quote_groups (id, organization_id, quote_id, name, sort_order)
-      VALUES (${id}, ${organizationId}, ${quoteId}, ${input.name}, 100000)`;
-    await QUOTE_GROUPS.place(tx, quoteId, { id, kind: "group" }, input.sortOrder);
+      VALUES (${id}, ${organizationId}, ${quoteId}, ${input.name},
+        ${QUOTE_GROUPS.numberForInsert(tx, quoteId, input.sortOrder)})`;
+    await QUOTE_GROUPS.placeIfGiven(tx, quoteId, { id, kind: "group" }, input.sortOrder);
     await tx`UPDATE quotes SET updated_at = now() WHERE id = ${quoteId}`;
     const { group, payload } = await readGroup(tx, quoteId, id, costs);
     await writeEvent(tx, { organizationId, type: "quote_group.created", aggregateId: id, payload });
