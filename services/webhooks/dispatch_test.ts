@@ -3,7 +3,9 @@
  * the next one, and none is lost, not even when one of them cannot be recorded.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { connect } from "@printshop/shared/db";
+import { connect, type Sql } from "@printshop/shared/db";
+import type { ServiceHarness } from "@printshop/shared/testing";
+import type { Config } from "./config.ts";
 import { attemptRecorder } from "./dispatch.ts";
 import {
   type AttemptRecord,
@@ -24,8 +26,13 @@ const success = (): AttemptRecord => ({
   trigger: "automatic",
 });
 
-Deno.test("attemptRecorder() records attempts that finish together in one statement and loses none", async () => {
-  await using h = await webhooksHarness();
+/**
+ * Ten deliveries claimed for one subscription, and a pool of its own that lists the statements
+ * it sends (the recorder's, to count).
+ */
+async function tenClaimed(
+  h: ServiceHarness<Config>,
+): Promise<{ claims: ClaimedDelivery[]; sql: Sql; statements: string[] }> {
   const organizationId = crypto.randomUUID();
   await subscribedId(h, {
     organizationId,
@@ -41,6 +48,12 @@ Deno.test("attemptRecorder() records attempts that finish together in one statem
     max: 2,
     onQuery: (text) => statements.push(text),
   });
+  return { claims, sql, statements };
+}
+
+Deno.test("attemptRecorder() records attempts that finish together in one statement and loses none", async () => {
+  await using h = await webhooksHarness();
+  const { claims, sql, statements } = await tenClaimed(h);
   try {
     const record = attemptRecorder(sql, SCHEDULE);
     // A delivery that does not exist: its attempt cannot be recorded (no such delivery), and
@@ -68,20 +81,7 @@ Deno.test("attemptRecorder() records attempts that finish together in one statem
 
 Deno.test("attemptRecorder() records ten attempts that finish together in two statements", async () => {
   await using h = await webhooksHarness();
-  const organizationId = crypto.randomUUID();
-  await subscribedId(h, {
-    organizationId,
-    credentialKind: "tenant_key",
-    credentialId: crypto.randomUUID(),
-  });
-  await recordEvents(h.sql, Array.from({ length: 10 }, () => busEvent(organizationId)));
-  const claims = await claimDueDeliveries(h.sql, 100, 60_000);
-  const statements: string[] = [];
-  const sql = connect(h.databaseUrl, {
-    schema: "webhooks",
-    max: 2,
-    onQuery: (text) => statements.push(text),
-  });
+  const { claims, sql, statements } = await tenClaimed(h);
   try {
     const record = attemptRecorder(sql, SCHEDULE);
     await Promise.all(claims.map((claim) => record(claim, success())));
