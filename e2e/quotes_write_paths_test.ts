@@ -124,6 +124,20 @@ async function client(stack: TestStack, scopes?: readonly string[]): Promise<Cli
   return withKey(stack, shop.organizationId, shop.apiKey);
 }
 
+/** Another key of `shop`'s organisation, with only these scopes. */
+async function sameShop(
+  stack: TestStack,
+  shop: Client,
+  scopes: readonly string[],
+): Promise<Client> {
+  const key = await stack.admin<{ data: { apiKey: string } }>(
+    "POST",
+    `/admin/organizations/${shop.organizationId}/api-keys`,
+    { scopes },
+  );
+  return withKey(stack, shop.organizationId, key.data.apiKey);
+}
+
 function withKey(stack: TestStack, organizationId: string, key: string): Client {
   const raw = async (method: string, path: string, body?: unknown) => {
     const res = await stack.call(key, method, path, body);
@@ -404,15 +418,7 @@ Deno.test("quote row writes keep order, totals, answers and events as a read sho
     "every row write leaves totals as the rows imply them, answers as a read shows them and exactly its event",
     async () => {
       const shop = await client(stack);
-      const plain = withKey(
-        stack,
-        shop.organizationId,
-        (await stack.admin<{ data: { apiKey: string } }>(
-          "POST",
-          `/admin/organizations/${shop.organizationId}/api-keys`,
-          { scopes: ["quotes.read", "quotes.write"] },
-        )).data.apiKey,
-      );
+      const plain = await sameShop(stack, shop, ["quotes.read", "quotes.write"]);
       await shop.send(201, "POST", "/v1/markup-groups", {
         name: "Tees",
         lane: "garment",
@@ -606,46 +612,17 @@ Deno.test("quote row writes keep order, totals, answers and events as a read sho
       await recomputeChangesNothing(tee.id);
 
       const d0 = made.get("nothing: Discount 0 %").id;
-      await write(
-        shop,
-        "PATCH",
-        `/v1/quote-lines/${d0}`,
-        { percentage: 15 },
-        "quote_line.updated",
-        d0,
-      );
-      await write(
-        shop,
-        "PATCH",
-        `/v1/quote-variants/${l.id}`,
-        { quantity: 1 },
-        "quote_variant.updated",
-        l.id,
-      );
-      await write(
-        shop,
-        "PATCH",
-        `/v1/quote-variants/${m.id}`,
-        { unitPriceExGst: 9.99 },
-        "quote_variant.updated",
-        m.id,
-      );
-      await write(
-        shop,
-        "PATCH",
-        `/v1/quote-variants/${m.id}`,
-        { buyPrice: 7 },
-        "quote_variant.updated",
-        m.id,
-      );
-      await write(
-        shop,
-        "PATCH",
-        `/v1/quote-variants/${l.id}`,
-        { sortOrder: 1, quantity: 30 },
-        "quote_variant.updated",
-        l.id,
-      );
+      const patches: [string, string, Json][] = [
+        ["quote-lines", d0, { percentage: 15 }],
+        ["quote-variants", l.id, { quantity: 1 }],
+        ["quote-variants", m.id, { unitPriceExGst: 9.99 }],
+        ["quote-variants", m.id, { buyPrice: 7 }],
+        ["quote-variants", l.id, { sortOrder: 1, quantity: 30 }],
+      ];
+      for (const [collection, id, body] of patches) {
+        const event = collection === "quote-lines" ? "quote_line.updated" : "quote_variant.updated";
+        await write(shop, "PATCH", `/v1/${collection}/${id}`, body, event, id);
+      }
 
       // Without costs.read: the answers leave costs out exactly as reads do.
       const other = `/v1/quote-groups/${groups[1].id}`;
@@ -728,15 +705,7 @@ Deno.test("quote row writes keep order, totals, answers and events as a read sho
     "quote pages of 49, 50, 51 and 200 agree with single reads, stored or not",
     async () => {
       const shop = await client(stack);
-      const plain = withKey(
-        stack,
-        shop.organizationId,
-        (await stack.admin<{ data: { apiKey: string } }>(
-          "POST",
-          `/admin/organizations/${shop.organizationId}/api-keys`,
-          { scopes: ["quotes.read"] },
-        )).data.apiKey,
-      );
+      const plain = await sameShop(stack, shop, ["quotes.read"]);
       const ids: string[] = [];
       for (let i = 0; i < 105; i += 15) {
         const made = await Promise.all(
