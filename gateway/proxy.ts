@@ -7,8 +7,7 @@ import {
 } from "@printshop/shared/internal-context";
 import type { ServiceName } from "@printshop/shared/routes";
 import { propagation } from "@opentelemetry/api";
-import { propagateTrace, SpanKind, withSpan } from "@printshop/shared/telemetry";
-import { tracing } from "@printshop/shared/service-defaults";
+import { propagateTrace, SpanKind, tracing, withSpan } from "@printshop/shared/telemetry";
 
 /** Request headers a service may see; credentials and hop-by-hop headers never pass. */
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language"];

@@ -10,8 +10,7 @@ import {
   verifyInternalContext,
   verifyInternalContextSync,
 } from "./internal_context.ts";
-import { currentTraceId, SpanKind, withIncomingContext, withSpan } from "./telemetry.ts";
-import { ProxyTracerProvider, trace } from "@opentelemetry/api";
+import { currentTraceId, SpanKind, tracing, withIncomingContext, withSpan } from "./telemetry.ts";
 
 /** Variables every app (services and gateway) sets per request. */
 export interface RequestVariables {
@@ -38,20 +37,6 @@ export interface ServiceDefaultsOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The provider the API answers with while no SDK has registered one. */
-const NO_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
-
-/**
- * Whether spans go anywhere: an SDK registered a tracer provider (Deno's own, with
- * OTEL_DENO=true). Without one every span is a no-op, and building one on every request, with
- * the contexts it is carried in, is a cost for nothing.
- */
-export function tracing(): boolean {
-  const provider = trace.getTracerProvider();
-  return !(provider instanceof ProxyTracerProvider &&
-    provider.getDelegate() === NO_TRACER_PROVIDER);
-}
 
 /** Request id from the caller when it is sane, else a new one; echoed on every response. */
 export function requestIdOf(headers: Headers): string {

@@ -2,6 +2,7 @@ import {
   type Attributes,
   context,
   propagation,
+  ProxyTracerProvider,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -69,4 +70,18 @@ export function currentTraceId(headers?: Headers): string | undefined {
   const parent = headers?.get("traceparent");
   const match = parent?.match(/^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/);
   return match?.[1];
+}
+
+/** The provider the API answers with while no SDK has registered one. */
+const NO_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans go anywhere: an SDK registered a tracer provider (Deno's own, with
+ * OTEL_DENO=true). Without one every span is a no-op, and building one on every request, with
+ * the contexts it is carried in, is a cost for nothing.
+ */
+export function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider &&
+    provider.getDelegate() === NO_TRACER_PROVIDER);
 }
