@@ -53,16 +53,30 @@ const Quotient: Decimal.Constructor = Decimal.clone({
 
 const DECIMAL_PATTERN = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/**
+ * Decimals parsed from strings, by string. A recomputation parses the same few amounts hundreds
+ * of times (every variant's costs, markups, sells and totals, many alike), and parsing is most
+ * of the arithmetic's cost. Decimals are immutable, so one parsed value serves every caller.
+ * Bounded: emptied when full.
+ */
+const parsed = new Map<string, Decimal>();
+const PARSED_MAX = 4096;
+
 /** Parses a finite decimal string; anything else (NaN, Infinity, hex, "") is a caller bug. */
 export function toDecimal(value: DecimalString | number, field = "value"): Decimal {
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new RangeError(`${field} is not a finite number: ${value}`);
     return new ExactDecimal(value);
   }
+  const known = parsed.get(value);
+  if (known !== undefined) return known;
   if (!DECIMAL_PATTERN.test(value.trim())) {
     throw new RangeError(`${field} is not a decimal: ${JSON.stringify(value)}`);
   }
-  return new ExactDecimal(value.trim());
+  const decimal = new ExactDecimal(value.trim());
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(value, decimal);
+  return decimal;
 }
 
 function isDecimalString(value: string): boolean {
