@@ -58,19 +58,22 @@ Deno.test("row writes on a quote send the statements they are built to", async (
     );
     assertEquals(linePost, 7, texts.join("\n"));
 
-    // begin, lock + line, INSERT + 3 recomputation reads, write-back + event, commit.
+    // begin + lock + line, INSERT + 3 recomputation reads + the markup groups (the line's rows
+    // may re-band), write-back + event, commit.
     const [variantPost, created] = await statements(() =>
       call("POST", `/v1/quote-lines/${line.id}/variants`, variant("XL"))
     );
-    assertEquals(variantPost, 10, texts.join("\n"));
+    assertEquals(variantPost, 11, texts.join("\n"));
 
-    // begin, lock + variant, UPDATE + 3 recomputation reads, write-back + event, commit.
+    // begin + lock + variant, UPDATE + 3 recomputation reads + the markup groups, write-back +
+    // event, commit.
     const [variantPatch] = await statements(() =>
       call("PATCH", `/v1/quote-variants/${created.id}`, { quantity: 7 })
     );
-    assertEquals(variantPatch, 10, texts.join("\n"));
+    assertEquals(variantPatch, 11, texts.join("\n"));
 
-    // begin, lock + line, DELETE + compaction, 3 recomputation reads, write-back + event, commit.
+    // begin + lock + line, DELETE + compaction, 3 recomputation reads (nothing re-bands), write-back
+    // + event, commit.
     const [lineDelete] = await statements(() => call("DELETE", `/v1/quote-lines/${line.id}`));
     assertEquals(lineDelete, 11, texts.join("\n"));
   } finally {

@@ -239,7 +239,11 @@ export async function recomputeQuote(
   scope: RebandScope = {},
   options: RecomputeOptions = {},
 ): Promise<RepricedVariants> {
-  const [groupRows, variants, decorations] = await Promise.all([
+  // What may re-band needs the organisation's markup groups: read with the rows, in the same
+  // round trip (whether any in-scope row is `group`-sourced is known only from the rows).
+  const mayReband = scope.all === true || (scope.lineIds?.size ?? 0) > 0 ||
+    (scope.variantIds?.size ?? 0) > 0 || (scope.decorationIds?.size ?? 0) > 0;
+  const [groupRows, variants, decorations, markupGroups] = await Promise.all([
     // Groups and their lines in one statement: a group without lines is a row without a line.
     tx<({ group_id: string } & (PricedLine | { [K in keyof PricedLine]: null }))[]>`
       SELECT g.id AS group_id, ${tx.unsafe(PRICED_LINE.map((c) => `l.${c}`).join(", "))}
@@ -249,6 +253,7 @@ export async function recomputeQuote(
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
     tx<PricedDecoration[]>`SELECT ${tx.unsafe(columns(PRICED_DECORATION))} FROM quote_decorations
       WHERE quote_id = ${quote.id} ORDER BY sort_order, id`,
+    mayReband ? markupGroupsForPricing(tx, organizationId) : [],
   ]);
   const groups = [...new Set(groupRows.map((r) => r.group_id))].map((id) => ({ id }));
   const lines = groupRows.filter((r): r is { group_id: string } & PricedLine => r.id !== null);
@@ -257,11 +262,6 @@ export async function recomputeQuote(
     (scope.lineIds?.has(v.quote_line_id) ?? false);
   const decorationInScope = (d: PricedDecoration): boolean =>
     scope.all === true || (scope.decorationIds?.has(d.id) ?? false);
-  const needsGroups = variants.some((v) => v.markup_source === "group" && inScope(v)) ||
-    decorations.some((d) =>
-      decorationInScope(d) && (d.markup_source === "group" || d.setup_markup_source === "group")
-    );
-  const markupGroups = needsGroups ? await markupGroupsForPricing(tx, organizationId) : [];
 
   const variantsByLine = new Map<string, PricedVariant[]>();
   for (const v of variants) {
