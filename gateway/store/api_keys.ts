@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { generateApiKey, hashSecret } from "../domain/api_key.ts";
@@ -93,7 +93,7 @@ export async function listApiKeys(sql: Queryable, organizationId: string): Promi
  * transaction, so the webhooks service stops delivering to the key's subscriptions.
  */
 export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRecord> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [before] = await tx<{ revoked: boolean }[]>`
       SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = ${id} FOR UPDATE`;
     if (!before) throw notFound("API key", id);

@@ -1,5 +1,5 @@
 import { isScope, type Scope } from "@printshop/shared/scopes";
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { base64Url, hashSecret } from "../domain/api_key.ts";
@@ -104,7 +104,7 @@ export async function upsertGrant(
   organizationId: string,
   scopes: string[],
 ): Promise<PartnerGrant> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     // FOR SHARE: the app's scopes cannot change under the event this transaction records.
     const [app] = await tx<{ scopes: string[] }[]>`
       SELECT scopes FROM partner_apps WHERE id = ${appId} AND revoked_at IS NULL FOR SHARE`;

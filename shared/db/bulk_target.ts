@@ -8,7 +8,7 @@
 import type postgres from "postgres";
 import type { BulkOutcome, BulkResult, BulkTarget } from "../contracts/bulk.ts";
 import { validationError } from "../http/errors.ts";
-import type { Queryable, Sql, TransactionSql } from "./mod.ts";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "./mod.ts";
 import { type ListSpec, rowConditions } from "./pages.ts";
 
 /** The reason of an id the organisation does not have. */
@@ -149,7 +149,7 @@ export async function runBulk<Row extends { id: string }, C>(
   decide: (row: Row) => BulkDecision<C>,
   apply: (tx: TransactionSql, changes: BulkChange<Row, C>[]) => Promise<void>,
 ): Promise<BulkResult> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const resolved = await resolveBulkTarget<Row>(tx, spec, options);
     return await applyBulk(resolved, decide, (changes) => apply(tx, changes));
   });

@@ -30,6 +30,39 @@ export async function behind<T extends readonly postgres.MaybeRow[], R>(
   return [await ahead, result];
 }
 
+/**
+ * Runs `fn` in a transaction on one connection of the pool, and commits when it resolves (rolls
+ * back when it throws), as postgres.js's `sql.begin` does, but with BEGIN sent in the same round
+ * trip as `fn`'s first statement: `sql.begin` waits for BEGIN's answer before running `fn`, one
+ * more round trip per write (measured at about 0.2 ms of CPU, client and server together).
+ * Every transaction of the services opens here.
+ *
+ * A statement `fn` sends must be awaited, or handed to `Promise.all` or `behind`, as anywhere
+ * else: a failed statement nobody waits for is an unhandled rejection.
+ */
+export async function transaction<T>(
+  sql: Sql,
+  fn: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  const connection = await sql.reserve();
+  // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
+  const begun = connection.unsafe("begin").execute();
+  begun.catch(() => {});
+  try {
+    // A reserved connection takes the same statements a transaction does (it has no
+    // `savepoint`, which nothing here uses).
+    const result = await fn(connection as unknown as TransactionSql);
+    await begun;
+    await connection.unsafe("commit");
+    return result;
+  } catch (error) {
+    await connection.unsafe("rollback").catch(() => {});
+    throw error;
+  } finally {
+    connection.release();
+  }
+}
+
 export interface ConnectOptions {
   /** The service's own schema; every unqualified name resolves there. */
   schema: string;

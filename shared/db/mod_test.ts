@@ -10,6 +10,7 @@ import {
   openDatabase,
   readMigrations,
   type Sql,
+  transaction,
 } from "./mod.ts";
 
 /** A temporary folder holding the given files, as a directory URL (trailing slash). */
@@ -334,6 +335,88 @@ Deno.test("behind() sends a statement ahead of the next ones and reports its own
     );
     const [after] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM items`;
     assert.equal(after?.count, 1);
+  } finally {
+    await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("transaction() commits what fn wrote, rolls back on a throw or a failed statement, and sends BEGIN with fn's first statement", async (t) => {
+  const db = await createTestDatabase();
+  const sent: string[] = [];
+  // One connection: a connection transaction() failed to give back would stall every step after.
+  const sql = connect(db.url, { schema: "tx", max: 1, onQuery: (text) => sent.push(text) });
+  try {
+    await migrate(sql, "tx", [{
+      version: 1,
+      name: "t",
+      sql: "CREATE TABLE notes (n integer PRIMARY KEY);",
+    }]);
+    const notes = async (): Promise<number[]> =>
+      (await sql<{ n: number }[]>`SELECT n FROM notes ORDER BY n`).map((r) => r.n);
+
+    await t.step("commits, and answers what fn answered", async () => {
+      const answer = await transaction(sql, async (tx) => {
+        await tx`INSERT INTO notes VALUES (1)`;
+        const [row] = await tx<{ inside: boolean }[]>`
+          SELECT now() = statement_timestamp() AS inside`;
+        return row!.inside;
+      });
+      assert.equal(answer, false, "both statements ran in one transaction (now() is its start)");
+      assert.deepEqual(await notes(), [1]);
+    });
+
+    await t.step("a throw after a write rolls the write back and is rethrown", async () => {
+      await assert.rejects(
+        transaction(sql, async (tx) => {
+          await tx`INSERT INTO notes VALUES (2)`;
+          throw new Error("refused");
+        }),
+        /refused/,
+      );
+      assert.deepEqual(await notes(), [1]);
+    });
+
+    await t.step("a failing statement rolls everything back and its error is thrown", async () => {
+      await assert.rejects(
+        transaction(sql, async (tx) => {
+          await tx`INSERT INTO notes VALUES (3)`;
+          await tx`INSERT INTO notes VALUES (1)`;
+        }),
+        (error: { code?: string }) => error.code === "23505",
+      );
+      assert.deepEqual(await notes(), [1]);
+    });
+
+    await t.step("BEGIN is not waited for: fn runs before its answer is in", async () => {
+      // Watch the BEGIN of the next reserved connection for its answer.
+      const reserve = sql.reserve;
+      let answered = false;
+      sql.reserve = async () => {
+        const connection = await reserve();
+        const unsafe = connection.unsafe;
+        connection.unsafe = ((...args: Parameters<typeof unsafe>) => {
+          const query = unsafe(...args);
+          if (args[0] === "begin") query.then(() => answered = true, () => {});
+          return query;
+        }) as typeof unsafe;
+        return connection;
+      };
+      sent.length = 0;
+      let answeredBeforeFn: boolean | undefined;
+      try {
+        await transaction(sql, async (tx) => {
+          answeredBeforeFn = answered;
+          await tx`INSERT INTO notes VALUES (4)`;
+        });
+      } finally {
+        sql.reserve = reserve;
+      }
+      assert.equal(answeredBeforeFn, false);
+      assert.equal(answered, true);
+      assert.deepEqual(sent.map((s) => s.trim().split(/\s+/)[0]), ["begin", "INSERT", "commit"]);
+      assert.deepEqual(await notes(), [1, 4]);
+    });
   } finally {
     await sql.end();
     await db.drop();

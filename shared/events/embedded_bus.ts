@@ -1,4 +1,4 @@
-import { connect, migrate, readMigrations } from "../db/mod.ts";
+import { connect, migrate, readMigrations, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { SpanKind, withSpan } from "../telemetry.ts";
 import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
@@ -188,7 +188,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
      * committed after this statement's snapshot was taken.
      */
     const drain = (topic: string): Promise<Drained> =>
-      sql.begin(async (tx): Promise<Drained> => {
+      transaction(sql, async (tx): Promise<Drained> => {
         const rows = await tx<MessageRow[]>`
           SELECT m.seq, m.id, m.type, m.organization_id, m.aggregate_id, m.occurred_at, m.data,
                  m.traceparent
@@ -205,11 +205,15 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
           ) m
           ORDER BY m.seq`;
         if (rows.length === 0) return { handled: 0, more: false, last: null };
-        await withSpan(`${topic} receive`, {
-          "messaging.system": "printshop-embedded",
-          "messaging.batch.message_count": rows.length,
-        }, () =>
-          handle(rows.map(toEvent), topic), SpanKind.CONSUMER);
+        await withSpan(
+          `${topic} receive`,
+          {
+            "messaging.system": "printshop-embedded",
+            "messaging.batch.message_count": rows.length,
+          },
+          () => handle(rows.map(toEvent), topic),
+          SpanKind.CONSUMER,
+        );
         const last = rows.at(-1)!.seq;
         await tx`
           UPDATE consumer_offsets SET position = ${last}, updated_at = now()

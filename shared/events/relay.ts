@@ -1,4 +1,4 @@
-import type { Sql } from "../db/mod.ts";
+import { type Sql, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import {
@@ -108,7 +108,7 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   /** Publishes one batch; `full` when it was full and more may be waiting. */
   const relayBatch = (): Promise<{ published: number; full: boolean }> =>
-    sql.begin(async (tx) => {
+    transaction(sql, async (tx) => {
       const size = limit;
       // The scalar sub-select is evaluated once, before any row is read: without the lock
       // nothing is scanned. FOR UPDATE re-reads each row as the last relay committed it, so

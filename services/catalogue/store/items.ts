@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
 import {
   type CATALOGUE_SORT_FIELDS,
@@ -84,7 +84,7 @@ export async function createItem(
   input: CreateCatalogueItemBody,
 ): Promise<GarmentCatalogueItem> {
   const write = (): Promise<GarmentCatalogueItem> =>
-    sql.begin(async (tx) => {
+    transaction(sql, async (tx) => {
       const [row] = await tx<ItemRow[]>`
         INSERT INTO catalogue_items ${
         tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
@@ -174,7 +174,7 @@ export async function updateItem(
   input: UpdateCatalogueItemBody,
 ): Promise<GarmentCatalogueItem> {
   const write = (): Promise<GarmentCatalogueItem> =>
-    sql.begin(async (tx) => {
+    transaction(sql, async (tx) => {
       const current = await lockItem(tx, organizationId, id);
       const changes = changedColumns(input);
       if (Object.keys(changes).length === 0) return toItem(current);
@@ -210,7 +210,7 @@ export async function deleteItem(
   cascade: boolean,
 ): Promise<GarmentCatalogueItem> {
   try {
-    return await sql.begin(async (tx) => {
+    return await transaction(sql, async (tx) => {
       const current = await lockItem(tx, organizationId, id);
       const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
         SELECT count(*)::int AS count FROM garment_variants

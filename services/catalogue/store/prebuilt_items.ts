@@ -1,4 +1,4 @@
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreatePrebuiltItemBody,
   ListPrebuiltItemsQuery,
@@ -186,7 +186,7 @@ export async function createPrebuiltItem(
   organizationId: string,
   input: CreatePrebuiltItemBody,
 ): Promise<PrebuiltItem> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await assertGarment(tx, organizationId, input.garmentCatalogueItemId);
     const item = await insertItem(tx, organizationId, uuidv7(), input);
     if (!item) throw new Error("A new uuidv7 collided with an existing pre-built item");
@@ -219,7 +219,7 @@ export async function putPrebuiltItem(
   input: CreatePrebuiltItemBody,
   costs: boolean,
 ): Promise<{ item: PrebuiltItem; created: boolean }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await assertGarment(tx, organizationId, input.garmentCatalogueItemId);
     const findOwn = async (): Promise<PrebuiltItemRow | undefined> =>
       (await tx<PrebuiltItemRow[]>`
@@ -291,7 +291,7 @@ export async function deletePrebuiltItem(
   organizationId: string,
   id: string,
 ): Promise<PrebuiltItem> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [row] = await tx<PrebuiltItemRow[]>`
       DELETE FROM prebuilt_items WHERE organization_id = ${organizationId} AND id = ${id}
       RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;

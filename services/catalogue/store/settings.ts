@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CatalogueSettings,
   DEFAULT_SIZE_ORDER,
@@ -43,7 +43,7 @@ export async function updateSettings(
   organizationId: string,
   input: UpdateCatalogueSettingsBody,
 ): Promise<CatalogueSettings> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await readSettings(tx, organizationId);
     const sizeOrder = input.sizeOrder ?? current.sizeOrder;
     const allowNegative = input.allowNegativeStock ?? current.allowNegativeStock;

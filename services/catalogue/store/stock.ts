@@ -1,4 +1,4 @@
-import { jsonParam, type Queryable, type Sql } from "@printshop/shared/db";
+import { jsonParam, type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateStockAdjustmentBody,
   ListStockAdjustmentsQuery,
@@ -129,7 +129,7 @@ export async function adjustStock(
   variantId: string,
   input: CreateStockAdjustmentBody,
 ): Promise<StockAdjustment> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockVariant(tx, auth.organizationId, variantId);
     const { allowNegativeStock } = await readSettings(tx, auth.organizationId);
     const outcome = adjust(

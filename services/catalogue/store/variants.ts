@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation, jsonParam } from "@printshop/shared/db";
 import {
   type BulkVariantRow,
@@ -181,7 +181,7 @@ export async function bulkCreateVariants(
     } else seen.set(keyOf(row), index);
   });
   try {
-    return await sql.begin(async (tx) => {
+    return await transaction(sql, async (tx) => {
       const itemIds = [...new Set(rows.map((row) => row.garmentCatalogueItemId))];
       // FOR SHARE: an item cannot be deleted while its new variants are being written.
       const items = await tx<{ id: string; style_code: string }[]>`
@@ -345,7 +345,7 @@ export async function updateVariant(
 ): Promise<GarmentVariant> {
   const organizationId = auth.organizationId;
   try {
-    return await sql.begin(async (tx) => {
+    return await transaction(sql, async (tx) => {
       const row = await lockVariant(tx, organizationId, id);
       const counted = stocktake(stockOf(row), input);
       if ("problem" in counted) {
@@ -396,7 +396,7 @@ export async function deleteVariant(
   organizationId: string,
   id: string,
 ): Promise<{ id: string }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockVariant(tx, organizationId, id);
     await tx`DELETE FROM garment_variants WHERE id = ${id}`;
     await writeEvent(tx, {

@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateCustomFieldBody,
   CUSTOM_FIELD_VALUES_MAX,
@@ -122,7 +122,7 @@ export async function createDefinition(
 ): Promise<CustomFieldDefinition> {
   const options = input.options ?? [];
   assertNoProblem(optionsProblem(input.type, [], options));
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [row] = await tx<DefinitionRow[]>`
       INSERT INTO custom_field_definitions (id, organization_id, name, type, entity, options)
       VALUES (${uuidv7()}, ${organizationId}, ${input.name}, ${input.type}, ${input.entity},
@@ -191,7 +191,7 @@ export async function updateDefinition(
   id: string,
   input: UpdateCustomFieldBody,
 ): Promise<CustomFieldDefinition> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockDefinition(tx, organizationId, id);
     if (input.options !== undefined) {
       assertNoProblem(
@@ -226,7 +226,7 @@ export async function deleteDefinition(
   id: string,
   force: boolean,
 ): Promise<CustomFieldDefinition> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockDefinition(tx, organizationId, id);
     const table = VALUE_TABLES[row.entity];
     if (table) {

@@ -1,4 +1,4 @@
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type BulkArchiveBody,
@@ -125,7 +125,7 @@ export async function createCustomer(
   organizationId: string,
   input: CreateCustomerBody,
 ): Promise<Customer> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const values = await checkedCustomFields(
       tx,
       organizationId,
@@ -161,7 +161,7 @@ export async function updateCustomer(
   id: string,
   input: UpdateCustomerBody,
 ): Promise<Customer> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockCustomer(tx, organizationId, id);
     // The bulk rule holds for one customer too: an archived customer's tier is frozen (unless
     // the same write brings it back).
@@ -192,7 +192,7 @@ export async function deleteCustomer(
   organizationId: string,
   id: string,
 ): Promise<Customer> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockCustomer(tx, organizationId, id);
     const [customer] = await readCustomers(tx, organizationId, [id]);
     await unlinkCustomer(tx, organizationId, id);

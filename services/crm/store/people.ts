@@ -1,4 +1,4 @@
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import type { CustomerAddress, CustomerContact } from "@printshop/shared/contracts/crm";
 import { changedColumns } from "@printshop/shared/db/fields";
 import { notFound } from "@printshop/shared/http";
@@ -210,7 +210,7 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     input: object,
   ): Promise<Row> {
     // Wrapped: the type sql.begin answers cannot be worked out for a bare generic row.
-    const { row } = await sql.begin(async (tx) => {
+    const { row } = await transaction(sql, async (tx) => {
       await kind.lock(tx, organizationId, parentId);
       const [row] = await tx<Row[]>`
         INSERT INTO ${tx(child.table)} ${
@@ -235,7 +235,7 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     input: object,
   ): Promise<Row> {
     // Wrapped: the type sql.begin answers cannot be worked out for a bare generic row.
-    const { row } = await sql.begin(async (tx) => {
+    const { row } = await transaction(sql, async (tx) => {
       const parentId = await lockParentOf(tx, child, organizationId, id);
       const changes = changedColumns(input);
       if (Object.keys(changes).length === 0) {
@@ -285,7 +285,7 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     },
     async deleteChild(sql, organizationId, table, id) {
       const child = table === contacts.table ? contacts : addresses;
-      const parentId = await sql.begin(async (tx) => {
+      const parentId = await transaction(sql, async (tx) => {
         const parentId = await lockParentOf(tx, child, organizationId, id);
         await tx`DELETE FROM ${tx(child.table)} WHERE id = ${id}`;
         await kind.announce(tx, organizationId, parentId);

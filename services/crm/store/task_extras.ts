@@ -3,7 +3,7 @@
  * locks the task first, so changes to one task's extras run one after another (a checklist's
  * 1..n order and the per-task ceilings hold under concurrent calls).
  */
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateTaskAttachmentBody,
   type CreateTaskChecklistItemBody,
@@ -235,7 +235,7 @@ export async function createChecklistItem(
   taskId: string,
   input: CreateTaskChecklistItemBody,
 ): Promise<TaskChecklistItem> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockTask(tx, organizationId, taskId);
     await assertRoom(tx, taskId, "task_checklist_items", "checklist items");
     const before = await CHECKLIST.read(tx, taskId);
@@ -262,7 +262,7 @@ export async function updateChecklistItem(
   id: string,
   input: UpdateTaskChecklistItemBody,
 ): Promise<TaskChecklistItem> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockExtra<ItemRow>(
       tx,
       organizationId,
@@ -307,7 +307,7 @@ export async function deleteChecklistItem(
   organizationId: string,
   id: string,
 ): Promise<{ id: string; taskId: string }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockExtra<ItemRow>(
       tx,
       organizationId,
@@ -341,7 +341,7 @@ export async function createComment(
   input: CreateTaskCommentBody,
   caller: Caller,
 ): Promise<TaskComment> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockTask(tx, organizationId, taskId);
     await assertRoom(tx, taskId, "task_comments", "comments");
     const [row] = await tx<CommentRow[]>`
@@ -369,7 +369,7 @@ export async function updateComment(
   input: UpdateTaskCommentBody,
 ): Promise<TaskComment> {
   const organizationId = caller.organizationId;
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockExtra<CommentRow>(
       tx,
       organizationId,
@@ -413,7 +413,7 @@ export async function createAttachment(
   input: CreateTaskAttachmentBody,
   caller: Caller,
 ): Promise<TaskAttachment> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockTask(tx, organizationId, taskId);
     await assertRoom(tx, taskId, "task_attachments", "attachments");
     const [row] = await tx<AttachmentRow[]>`
@@ -459,7 +459,7 @@ export async function deleteExtra(
   id: string,
 ): Promise<{ id: string; taskId: string }> {
   const { table, columns, what, event } = PLAIN_EXTRAS[kind];
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockExtra<{ task_id: string }>(
       tx,
       organizationId,

@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type CreateTaskBody,
@@ -151,7 +151,7 @@ export async function createTask(
   organizationId: string,
   input: CreateTaskBody,
 ): Promise<Task> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await assertLinks(tx, organizationId, input);
     const values = await checkedCustomFields(tx, organizationId, "task", {}, input.customFields);
     const status = input.status ?? "todo";
@@ -189,7 +189,7 @@ export async function updateTask(
   id: string,
   input: UpdateTaskBody,
 ): Promise<Task> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockTask(tx, organizationId, id);
     await assertLinks(tx, organizationId, input);
     const changes = changedColumns(input, ["customFields"]);
@@ -217,7 +217,7 @@ export async function updateTask(
 
 /** Deletes a task; its checklist, comments and attachments go with it (one event, the task's). */
 export async function deleteTask(sql: Sql, organizationId: string, id: string): Promise<Task> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const task = toTask(await lockTask(tx, organizationId, id));
     await tx`DELETE FROM tasks WHERE id = ${id}`;
     await writeEvent(tx, { organizationId, type: "task.deleted", aggregateId: id, payload: task });

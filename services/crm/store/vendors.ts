@@ -1,4 +1,4 @@
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type CreateVendorBody,
@@ -115,7 +115,7 @@ export async function createVendor(
   organizationId: string,
   input: CreateVendorBody,
 ): Promise<Vendor> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const values = await checkedCustomFields(tx, organizationId, "vendor", {}, input.customFields);
     const id = uuidv7();
     await tx`
@@ -145,7 +145,7 @@ export async function updateVendor(
   id: string,
   input: UpdateVendorBody,
 ): Promise<Vendor> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockVendor(tx, organizationId, id);
     const changes = changedColumns(input, ["customFields"]);
     const values = await checkedCustomFields(
@@ -172,7 +172,7 @@ export async function setArchived(
   id: string,
   archived: boolean,
 ): Promise<Vendor> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockVendor(tx, organizationId, id);
     if ((row.archived_at !== null) === archived) return await readVendor(tx, organizationId, id);
     await tx`

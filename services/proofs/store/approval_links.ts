@@ -4,7 +4,7 @@
  * what it shows, and a view recorded on its first opening) and decides through it
  * (`decideThroughLink`: the decision exactly as the API records it, with the page's evidence).
  */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import type { ClientDecisionBody } from "@printshop/shared/contracts/proofs";
 import { shownDigest } from "../domain/evidence.ts";
 import { type ApprovalPageData, type LinkState, linkState } from "../domain/approval_link.ts";
@@ -120,7 +120,7 @@ export async function openApprovalLink(
   options: { recordView: boolean; now?: Date },
 ): Promise<ApprovalPage | null> {
   const now = options.now ?? new Date();
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const link = await linkById(tx, linkId, true);
     if (!link) return null;
     const state = linkState(link, await currentRevision(tx, link), now);

@@ -3,7 +3,7 @@
  * own id. A change to an item is a change to its proof (`proof.updated` with the whole proof);
  * confirming a size split has its own event, carrying the split. Every change locks the proof.
  */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type ConfirmSizeSplitBody,
@@ -49,7 +49,7 @@ export async function createItemLink(
   proofId: string,
   input: CreateProofItemLinkBody,
 ): Promise<ProofItemLink> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockProof(tx, organizationId, proofId);
     assertSizes(input.sizes, "sizes");
     const [held] = await tx<{ count: number }[]>`
@@ -72,7 +72,7 @@ export async function updateItemLink(
   id: string,
   input: UpdateProofItemLinkBody,
 ): Promise<ProofItemLink> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockItem(tx, organizationId, id);
     assertSizes(input.sizes, "sizes");
     const changes: Record<string, unknown> = {};
@@ -101,7 +101,7 @@ export async function deleteItemLink(
   organizationId: string,
   id: string,
 ): Promise<{ id: string; proofId: string }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockItem(tx, organizationId, id);
     await tx`DELETE FROM proof_item_links WHERE id = ${id}`;
     await touchProof(tx, organizationId, current.proof_id);
@@ -120,7 +120,7 @@ export async function confirmSizeSplit(
   input: ConfirmSizeSplitBody,
   caller: Caller,
 ): Promise<ProofItemLink> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockItem(tx, organizationId, id);
     assertSizes(input.sizes, "sizes");
     const [row] = await tx<ItemRow[]>`

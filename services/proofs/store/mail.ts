@@ -3,7 +3,7 @@
  * as sent, so a message exists exactly when its `sent` entries do; the mail worker
  * (`../mail_worker.ts`) then claims due messages and records each attempt's outcome.
  */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import type {
   OutboxMail,
   Proof,
@@ -87,7 +87,7 @@ export async function sendProofs(
   options: { caller: Caller; delivery: Delivery; many: boolean; links: LinkSettings },
 ): Promise<ProofSendResult> {
   if (options.many) await assertProofIds(sql, organizationId, input.proofIds);
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     // Locked in id order, so two sends of overlapping proofs cannot deadlock.
     const sorted = [...input.proofIds].sort();
     const recipients = await tx<{ recipient_email: string }[]>`
@@ -234,7 +234,7 @@ export async function recordMailFailure(
   error: string,
   retryInMs: number | null,
 ): Promise<void> {
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     await tx`
       UPDATE mail_messages SET attempts = attempts + 1, last_error = ${error},
         status = ${retryInMs === null ? "failed" : "pending"},

@@ -1,5 +1,5 @@
 /** Mocks: SQL, one transaction per change, each with its event. */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateMockBody,
   type ListMocksQuery,
@@ -98,7 +98,7 @@ export async function createMock(
 ): Promise<Mock> {
   const problems = ownerProblems(input, MOCK_OWNER_FIELDS, "A mock");
   if (problems.length > 0) throw invalid("mock", problems);
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [row] = await tx<MockRow[]>`
       INSERT INTO mocks ${
       tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
@@ -121,7 +121,7 @@ export async function updateMock(
   id: string,
   input: UpdateMockBody,
 ): Promise<Mock> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = toMock(await lockMock(tx, organizationId, id));
     const problems = ownerProblems({ ...current, ...input }, MOCK_OWNER_FIELDS, "A mock");
     if (problems.length > 0) throw invalid("mock", problems);
@@ -138,7 +138,7 @@ export async function updateMock(
 
 /** Deletes a mock no revision shows; one that a revision shows is 409 naming the proofs. */
 export async function deleteMock(sql: Sql, organizationId: string, id: string): Promise<Mock> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const mock = toMock(await lockMock(tx, organizationId, id));
     const users = await tx<{ proof_id: string; number: number }[]>`
       SELECT r.proof_id, r.number FROM proof_revision_mocks m

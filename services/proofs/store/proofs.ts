@@ -3,7 +3,7 @@
  * history of each revision. Every change locks the proof first, so changes to one proof run one
  * after another, and writes its events in the same transaction.
  */
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type ClientDecisionBody,
@@ -437,7 +437,7 @@ export async function createProof(
     problems.push(...sizeProblems(item.sizes ?? [], `items.${i}.sizes`))
   );
   if (problems.length > 0) throw invalid("proof", problems);
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const id = uuidv7();
     await tx`
       INSERT INTO proofs ${
@@ -466,7 +466,7 @@ export async function updateProof(
   id: string,
   input: UpdateProofBody,
 ): Promise<Proof> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const current = await lockProof(tx, organizationId, id);
     const merged = { quoteId: current.quote_id, jobId: current.job_id, ...input };
     const problems = ownerProblems(merged, PROOF_OWNER_FIELDS, "A proof");
@@ -483,7 +483,7 @@ export async function updateProof(
  * kept (409): its history is the evidence of what they agreed to.
  */
 export async function deleteProof(sql: Sql, organizationId: string, id: string): Promise<Proof> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockProof(tx, organizationId, id);
     const [decided] = await tx<{ count: number }[]>`
       SELECT count(*)::int AS count FROM proof_history
@@ -565,7 +565,7 @@ export async function reviseProof(
   input: ReviseProofBody,
   caller: Caller,
 ): Promise<Proof> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockProof(tx, organizationId, id);
     const number = row.current_revision + 1;
     await insertRevision(tx, organizationId, id, number, input);
@@ -598,7 +598,7 @@ export async function setProofStatus(
   input: SetProofStatusBody,
   caller: Caller,
 ): Promise<{ proof: Proof; changed: boolean }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockProof(tx, organizationId, id);
     if (row.status === input.status) return { proof: await proofById(tx, id), changed: false };
     await tx`
@@ -670,7 +670,7 @@ export async function recordClientDecision(
 ): Promise<ClientDecisionResult> {
   const problems = decisionProblems(input.decision, input.comment);
   if (problems.length > 0) throw invalid("decision", problems);
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const row = await lockProof(tx, organizationId, id);
     const decided = decidedRevision(input.revision, row.current_revision);
     if ("superseded" in decided) throw conflict(decided.superseded);

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@printshop/shared/db";
+import { type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import type {
   CreateQuoteDecorationBody,
   UpdateQuoteDecorationBody,
@@ -143,7 +143,7 @@ export async function createDecoration(
   groupId: string,
   input: CreateQuoteDecorationBody,
 ): Promise<DecorationRow> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     await assertMarkupGroups(tx, organizationId, input, {
       markup_source: input.markupSource ?? "manual",
@@ -184,7 +184,7 @@ export async function updateDecoration(
   decorationId: string,
   input: UpdateQuoteDecorationBody,
 ): Promise<DecorationRow> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const { quote, row } = await lockDecoration(tx, organizationId, decorationId);
     const fields = (Object.keys(input) as (keyof UpdateQuoteDecorationBody)[]).filter((k) =>
       input[k] !== undefined
@@ -243,7 +243,7 @@ export async function deleteDecoration(
   organizationId: string,
   decorationId: string,
 ): Promise<{ id: string; quoteGroupId: string }> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const { quote, row } = await lockDecoration(tx, organizationId, decorationId);
     await tx`DELETE FROM quote_decorations WHERE id = ${decorationId}`;
     await GROUP_ROWS.compact(tx, row.quote_group_id);

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "@printshop/shared/db";
+import { type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import type {
   CreateQuoteGroupBody,
   QuoteGroup,
@@ -35,7 +35,7 @@ export async function createGroup(
   input: CreateQuoteGroupBody,
   costs: boolean,
 ): Promise<QuoteGroup> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockQuoteForEdit(tx, organizationId, quoteId);
     const id = uuidv7();
     await tx`
@@ -60,7 +60,7 @@ export async function updateGroup(
   input: UpdateQuoteGroupBody,
   costs: boolean,
 ): Promise<QuoteGroup> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     const changes = changedColumns(input, ["sortOrder"]);
     // A move alone changes the group too (its sortOrder): its updatedAt moves either way, and
@@ -90,7 +90,7 @@ export async function deleteGroup(
   organizationId: string,
   groupId: string,
 ): Promise<void> {
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     await tx`DELETE FROM quote_groups WHERE id = ${groupId}`;
     await QUOTE_GROUPS.compact(tx, quote.id);
@@ -115,7 +115,7 @@ export async function reorderGroup(
   input: ReorderBody,
   costs: boolean,
 ): Promise<QuoteGroup> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     const result = renumber(await GROUP_ROWS.read(tx, groupId), input.items);
     if (!result.ok) {

@@ -1,4 +1,4 @@
-import { behind, type Sql, type TransactionSql } from "@printshop/shared/db";
+import { behind, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteLineBody,
   isAdjustment,
@@ -65,7 +65,7 @@ export async function createLine(
   input: CreateQuoteLineBody,
   costs: boolean,
 ): Promise<QuoteLine> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
     const adjustment = isAdjustment(input.lineType);
     const shape = {
@@ -146,7 +146,7 @@ export async function updateLine(
   input: UpdateQuoteLineBody,
   costs: boolean,
 ): Promise<QuoteLine> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
     const [counted] = await tx<{ count: number }[]>`
       SELECT count(*)::int AS count FROM quote_variants WHERE quote_line_id = ${lineId}`;
@@ -207,7 +207,7 @@ export async function updateLine(
 }
 
 export async function deleteLine(sql: Sql, organizationId: string, lineId: string): Promise<void> {
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
     // The DELETE and the compaction go in one round trip, the event with the recomputation's
     // writes.

@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateMarkupGroupBody,
   DECORATION_METHODS,
@@ -234,7 +234,7 @@ export async function createMarkupGroup(
   };
   assertValid(candidate);
   const isDefault = input.isDefault ?? false;
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const id = uuidv7();
     if (isDefault) {
       await lockDefaults(tx, organizationId);
@@ -271,7 +271,7 @@ export async function updateMarkupGroup(
   id: string,
   input: UpdateMarkupGroupBody,
 ): Promise<MarkupGroup> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await lockDefaults(tx, organizationId);
     const [row] = await tx<MarkupGroupRow[]>`
       SELECT ${tx.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
@@ -328,7 +328,7 @@ export async function deleteMarkupGroup(
   organizationId: string,
   id: string,
 ): Promise<MarkupGroup> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [row] = await tx<MarkupGroupRow[]>`
       SELECT ${tx.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
       WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;

@@ -1,4 +1,4 @@
-import type { Queryable, Sql, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteBody,
   ListQuotesQuery,
@@ -262,7 +262,7 @@ export async function updateQuote(
   input: UpdateQuoteBody,
   costs: boolean,
 ): Promise<string> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const locked = await lockQuote(tx, organizationId, quoteId);
     const changes = changedColumns(input, ["taxRateId"]);
     let taxRatePct = locked.tax_rate_pct;
@@ -307,7 +307,7 @@ export async function deleteQuote(
   organizationId: string,
   quoteId: string,
 ): Promise<void> {
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     const deleted = await tx`
       DELETE FROM quotes WHERE organization_id = ${organizationId} AND id = ${quoteId}
       RETURNING id`;
@@ -333,7 +333,7 @@ export async function setQuoteStatus(
   input: { status: QuoteStatus; sentToEmail?: string | undefined },
   costs: boolean,
 ): Promise<string> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const locked = await lockQuote(tx, organizationId, quoteId);
     const from = locked.status;
     const to = input.status;

@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateTaxRateBody,
   ListTaxRatesQuery,
@@ -82,7 +82,7 @@ export async function ensureDefaultTaxRate(
   const existing = await findDefault(tx, organizationId);
   if (existing) return toRef(existing);
   if (isPool(tx)) {
-    return await tx.begin((inner) => createDefault(inner, organizationId));
+    return await transaction(tx, (inner) => createDefault(inner, organizationId));
   }
   return await createDefault(tx, organizationId);
 }
@@ -167,7 +167,7 @@ export async function createTaxRate(
   input: CreateTaxRateBody,
 ): Promise<TaxRate> {
   const isDefault = input.isDefault ?? false;
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const id = uuidv7();
     if (isDefault) {
       await lockDefault(tx, organizationId);

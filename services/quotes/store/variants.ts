@@ -1,4 +1,4 @@
-import { behind, type Sql, type TransactionSql } from "@printshop/shared/db";
+import { behind, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import {
   type CreateQuoteVariantBody,
   isAdjustment,
@@ -48,7 +48,7 @@ export async function createVariant(
   input: CreateQuoteVariantBody,
   costs: boolean,
 ): Promise<QuoteVariant> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const { line, quote } = await lockLine(tx, organizationId, lineId);
     if (isAdjustment(line.line_type)) throw conflict(`A ${line.line_type} line has no variants`);
     const isCustomLine = input.isCustomLine ?? false;
@@ -156,7 +156,7 @@ export async function updateVariant(
   input: UpdateQuoteVariantBody,
   costs: boolean,
 ): Promise<QuoteVariant> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const { variant, quote } = await lockVariant(tx, organizationId, variantId);
     assertNoProblem(variantPricingProblem(input));
     const isCustomLine = input.isCustomLine ?? variant.is_custom_line;
@@ -257,7 +257,7 @@ export async function deleteVariant(
   organizationId: string,
   variantId: string,
 ): Promise<void> {
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     const { variant, quote } = await lockVariant(tx, organizationId, variantId);
     // The DELETE and the compaction go in one round trip, the event with the recomputation's
     // writes.

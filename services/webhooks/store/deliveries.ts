@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type DELIVERY_SORT_FIELDS,
   DELIVERY_STATUSES,
@@ -117,7 +117,7 @@ export async function claimFailedDelivery(
   deliveryId: string,
   leaseMs: number,
 ): Promise<ClaimedDelivery> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [current] = await tx<{ status: string; revoked: boolean; withdrawn: boolean }[]>`
       SELECT d.status, s.credential_revoked_at IS NOT NULL AS revoked,
              s.scope_withdrawn_at IS NOT NULL AS withdrawn

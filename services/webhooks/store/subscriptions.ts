@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
 import type { CredentialKind } from "@printshop/shared/internal-context";
 import { EVENT_DEFINITIONS } from "@printshop/shared/events";
@@ -133,7 +133,7 @@ export async function subscribe(
   const secret = generateSigningSecret();
   const sealed = await box.seal(secret);
   try {
-    const subscription = await sql.begin(async (tx) => {
+    const subscription = await transaction(sql, async (tx) => {
       const [row] = await tx<SubscriptionRow[]>`
         INSERT INTO subscriptions
           (organization_id, credential_kind, credential_id, event_type, url, includes_costs)
@@ -207,7 +207,7 @@ export async function rotateSecret(
 ): Promise<WebhookSubscription & { secret: string; previousSecretExpiresAt: string }> {
   const secret = generateSigningSecret();
   const sealed = await box.seal(secret);
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     const [row] = await tx<SubscriptionRow[]>`
       UPDATE subscriptions SET secret_rotated_at = now()
       WHERE id = ${id} AND ${ownedBy(tx, owner)}
@@ -247,7 +247,7 @@ export async function signingSecrets(
  * lock `recordEvents` holds, so no delivery for the key can be queued between the two steps.
  */
 export async function revokeCredential(sql: Sql, apiKeyId: string): Promise<number> {
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
     const stopped = await tx<{ id: string }[]>`
       UPDATE subscriptions SET credential_revoked_at = now()
@@ -307,7 +307,7 @@ export async function applyPartnerGrant(
   const reads = areas.map((a) => a.readScope);
   const scopes = [...update.scopes];
   const { organizationId, appId } = update;
-  return await sql.begin(async (tx) => {
+  return await transaction(sql, async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
     const newest = await tx`
       INSERT INTO partner_grant_versions AS v (organization_id, app_id, occurred_at, event_id)
