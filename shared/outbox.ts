@@ -1,4 +1,4 @@
-import type { Queryable } from "./db/mod.ts";
+import { type Queryable, sendBeforeCommit } from "./db/mod.ts";
 import { uuidv7 } from "./ids.ts";
 import { context, propagation } from "@opentelemetry/api";
 import { OUTBOX_CHANNEL } from "./events/relay.ts";
@@ -43,26 +43,30 @@ export async function writeEvents<T extends EventType>(
   // clock_timestamp(), not now(): rows are ordered by when they were written, which follows
   // the row locks a change holds, rather than by when the transaction began. Within one
   // statement the ids (time-ordered) keep the given order.
-  await tx`
+  // Nothing waits for the INSERT's answer: in a transaction() it travels with the COMMIT.
+  await sendBeforeCommit(
+    tx,
+    tx`
     WITH written AS (
       INSERT INTO outbox
         (id, organization_id, type, aggregate_id, payload, traceparent, created_at)
       SELECT e.id, e.organization_id, e.type, e.aggregate_id, e.payload,
              ${traceparent}, clock_timestamp()
       FROM jsonb_to_recordset(${
-    tx.json(
-      events.map((event, i) => ({
-        id: ids[i],
-        organization_id: event.organizationId,
-        type: event.type,
-        aggregate_id: event.aggregateId,
-        payload: event.payload,
-      })) as Parameters<typeof tx.json>[0],
-    )
-  }::jsonb) AS e(id uuid, organization_id uuid, type text, aggregate_id uuid, payload jsonb)
+      tx.json(
+        events.map((event, i) => ({
+          id: ids[i],
+          organization_id: event.organizationId,
+          type: event.type,
+          aggregate_id: event.aggregateId,
+          payload: event.payload,
+        })) as Parameters<typeof tx.json>[0],
+      )
+    }::jsonb) AS e(id uuid, organization_id uuid, type text, aggregate_id uuid, payload jsonb)
       ORDER BY e.id
     )
-    SELECT ${tx.unsafe(NOTIFY_SQL)}`;
+    SELECT ${tx.unsafe(NOTIFY_SQL)}`,
+  );
   return ids;
 }
 

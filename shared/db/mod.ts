@@ -31,36 +31,88 @@ export async function behind<T extends readonly postgres.MaybeRow[], R>(
 }
 
 /**
+ * The statements each open `transaction()` was handed by `sendBeforeCommit`: sent, not yet
+ * answered, each settled to its error (or null) so that none is an unhandled rejection.
+ */
+const beforeCommit = new WeakMap<object, Promise<unknown>[]>();
+
+/**
  * Runs `fn` in a transaction on one connection of the pool, and commits when it resolves (rolls
- * back when it throws), as postgres.js's `sql.begin` does, but with BEGIN sent in the same round
- * trip as `fn`'s first statement: `sql.begin` waits for BEGIN's answer before running `fn`, one
- * more round trip per write (measured at about 0.2 ms of CPU, client and server together).
- * Every transaction of the services opens here.
+ * back when it throws), as postgres.js's `sql.begin` does, but in fewer round trips: BEGIN leaves
+ * with `fn`'s first statement (`sql.begin` waits for its answer before running `fn`), and COMMIT
+ * with the statements `fn` handed to `sendBeforeCommit`. Each round trip saved was measured at
+ * about 0.2 ms of CPU, client and server together. Every transaction of the services opens here.
  *
- * A statement `fn` sends must be awaited, or handed to `Promise.all` or `behind`, as anywhere
- * else: a failed statement nobody waits for is an unhandled rejection.
+ * A statement `fn` sends must be awaited, or handed to `Promise.all`, `behind` or
+ * `sendBeforeCommit`: a failed statement nobody waits for is an unhandled rejection.
  */
 export async function transaction<T>(
   sql: Sql,
   fn: (tx: TransactionSql) => Promise<T>,
 ): Promise<T> {
   const connection = await sql.reserve();
+  const unanswered: Promise<unknown>[] = [];
+  beforeCommit.set(connection, unanswered);
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
-  const begun = connection.unsafe("begin").execute();
-  begun.catch(() => {});
+  unanswered.push(settled(connection.unsafe("begin").execute()));
   try {
     // A reserved connection takes the same statements a transaction does (it has no
     // `savepoint`, which nothing here uses).
-    const result = await fn(connection as unknown as TransactionSql);
-    await begun;
-    await connection.unsafe("commit");
+    let result: T;
+    try {
+      result = await fn(connection as unknown as TransactionSql);
+    } catch (error) {
+      // A statement sent ahead that failed aborted the transaction: the statements after it
+      // only say so (25P02). Its own error is the one that tells what went wrong.
+      throw (error as { code?: string }).code === IN_FAILED_TRANSACTION
+        ? await firstFailure(unanswered) ?? error
+        : error;
+    }
+    const commit = connection.unsafe("commit").execute();
+    const failure = await firstFailure(unanswered);
+    // After a failed statement the server answers COMMIT with a rollback: nothing was written.
+    await commit;
+    if (failure) throw failure;
     return result;
   } catch (error) {
     await connection.unsafe("rollback").catch(() => {});
     throw error;
   } finally {
+    beforeCommit.delete(connection);
     connection.release();
   }
+}
+
+const IN_FAILED_TRANSACTION = "25P02";
+
+/** The statement's error once it is answered, or null; never rejects. */
+function settled(statement: PromiseLike<unknown>): Promise<unknown> {
+  return Promise.resolve(statement).then(() => null, (error: unknown) => error ?? new Error());
+}
+
+async function firstFailure(unanswered: Promise<unknown>[]): Promise<unknown> {
+  const errors = await Promise.all(unanswered);
+  return errors.find((e) => e !== null) ?? null;
+}
+
+/**
+ * Sends `statement` at once and lets the transaction's COMMIT follow it in the same round trip:
+ * the caller goes on without its answer, and `transaction()` waits for it with the COMMIT's. A
+ * failure of it fails the transaction (nothing is written) and is what `transaction()` throws.
+ * For a transaction's last writes, whose answers nothing needs: an event, a write-back. Given
+ * anything other than a `transaction()`'s connection (the pool, or a test's transaction), it
+ * waits for the answer there and then.
+ */
+export async function sendBeforeCommit(
+  tx: Queryable,
+  statement: postgres.PendingQuery<postgres.Row[]>,
+): Promise<void> {
+  const unanswered = beforeCommit.get(tx);
+  if (!unanswered) {
+    await statement;
+    return;
+  }
+  unanswered.push(settled(statement.execute()));
 }
 
 export interface ConnectOptions {

@@ -9,6 +9,7 @@ import {
   type Migration,
   openDatabase,
   readMigrations,
+  sendBeforeCommit,
   type Sql,
   transaction,
 } from "./mod.ts";
@@ -341,7 +342,7 @@ Deno.test("behind() sends a statement ahead of the next ones and reports its own
   }
 });
 
-Deno.test("transaction() commits what fn wrote, rolls back on a throw or a failed statement, and sends BEGIN with fn's first statement", async (t) => {
+Deno.test("transaction() commits what fn wrote, rolls back on a throw or a failed statement, and sends BEGIN with fn's first statement and COMMIT with sendBeforeCommit's", async (t) => {
   const db = await createTestDatabase();
   const sent: string[] = [];
   // One connection: a connection transaction() failed to give back would stall every step after.
@@ -416,6 +417,55 @@ Deno.test("transaction() commits what fn wrote, rolls back on a throw or a faile
       assert.equal(answered, true);
       assert.deepEqual(sent.map((s) => s.trim().split(/\s+/)[0]), ["begin", "INSERT", "commit"]);
       assert.deepEqual(await notes(), [1, 4]);
+    });
+
+    await t.step(
+      "sendBeforeCommit: fn goes on without the answer; COMMIT waits for it",
+      async () => {
+        let answered = false;
+        let answeredWhenFnEnded: boolean | undefined;
+        await transaction(sql, async (tx) => {
+          const insert = tx`INSERT INTO notes VALUES (5)`;
+          await sendBeforeCommit(tx, insert);
+          insert.then(() => answered = true);
+          answeredWhenFnEnded = answered;
+        });
+        assert.equal(answeredWhenFnEnded, false);
+        assert.equal(answered, true);
+        assert.deepEqual(await notes(), [1, 4, 5]);
+      },
+    );
+
+    await t.step(
+      "sendBeforeCommit: its failure rolls everything back and is what is thrown",
+      async () => {
+        await assert.rejects(
+          transaction(sql, async (tx) => {
+            await tx`INSERT INTO notes VALUES (6)`;
+            await sendBeforeCommit(tx, tx`INSERT INTO notes VALUES (1)`);
+          }),
+          (error: { code?: string }) => error.code === "23505",
+        );
+        // A statement fn awaits after the failed one only hears that the transaction is aborted;
+        // the failure itself is still what is thrown.
+        await assert.rejects(
+          transaction(sql, async (tx) => {
+            await sendBeforeCommit(tx, tx`INSERT INTO notes VALUES (1)`);
+            await tx`INSERT INTO notes VALUES (7)`;
+          }),
+          (error: { code?: string }) => error.code === "23505",
+        );
+        assert.deepEqual(await notes(), [1, 4, 5]);
+      },
+    );
+
+    await t.step("sendBeforeCommit outside transaction() waits for the answer", async () => {
+      await sendBeforeCommit(sql, sql`INSERT INTO notes VALUES (8)`);
+      await assert.rejects(
+        sendBeforeCommit(sql, sql`INSERT INTO notes VALUES (8)`),
+        (error: { code?: string }) => error.code === "23505",
+      );
+      assert.deepEqual(await notes(), [1, 4, 5, 8]);
     });
   } finally {
     await sql.end();

@@ -1,4 +1,9 @@
-import type { Fragment, Queryable, TransactionSql } from "@printshop/shared/db";
+import {
+  type Fragment,
+  type Queryable,
+  sendBeforeCommit,
+  type TransactionSql,
+} from "@printshop/shared/db";
 import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
 import {
@@ -226,8 +231,9 @@ export type RepricedVariants = ReadonlyMap<
 
 export interface RecomputeOptions {
   /**
-   * Statements to send together with the recomputation's writes, in the same round trip, once
-   * the repricing is known (a change's event, built from what was written).
+   * Statements to send behind the recomputation's write, once the repricing is known (a
+   * change's event, built from what was written); with `sendBeforeCommit`, they travel with
+   * that write and the COMMIT in one round trip.
    */
   alongside?: (repriced: RepricedVariants) => Promise<unknown>;
 }
@@ -397,12 +403,14 @@ export async function recomputeQuote(
     UPDATE quotes SET subtotal_ex_gst = ${totals.subtotalExGst},
       gst_amount = ${totals.gstAmount}, total_inc_gst = ${totals.totalIncGst}, updated_at = now()
     WHERE id = ${quote.id}`;
-  await Promise.all([
+  // Nothing here needs the write's answer: it travels with the transaction's COMMIT.
+  await sendBeforeCommit(
+    tx,
     rowWrites.length === 0
       ? totalsWritten
       : tx`WITH ${rowWrites.reduce((acc, w) => tx`${acc}, ${w}`)} ${totalsWritten}`,
-    options.alongside?.(repriced),
-  ]);
+  );
+  await options.alongside?.(repriced);
   return repriced;
 }
 
