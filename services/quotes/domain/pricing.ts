@@ -162,6 +162,26 @@ function sellFor(
  * `rebandVariant` first.
  */
 export function priceVariant(variant: VariantInput): PricedVariant {
+  // A recomputation prices every variant of the quote for a change to one of them: the others
+  // are priced as they were the last time, and many rows of a quote share their figures.
+  const key = `${variant.quantity}|${variant.buyPrice}|${variant.extraCost}|` +
+    `${variant.markupType}|${variant.markupValue}|${variant.unitPriceExGst}`;
+  const known = pricedVariants.get(key);
+  if (known !== undefined) return known;
+  const priced = Object.freeze(pricedVariantNow(variant));
+  if (pricedVariants.size >= PRICED_VARIANTS_MAX) pricedVariants.clear();
+  pricedVariants.set(key, priced);
+  return priced;
+}
+
+/**
+ * Variants priced, by every input priceVariant reads (it is pure, and what it answers is
+ * frozen, so one answer serves every caller). Bounded: emptied when full.
+ */
+const pricedVariants = new Map<string, Readonly<PricedVariant>>();
+const PRICED_VARIANTS_MAX = 4096;
+
+function pricedVariantNow(variant: VariantInput): PricedVariant {
   const cost = variantCost(variant);
   const unitPriceExGst = sellFor(
     cost,

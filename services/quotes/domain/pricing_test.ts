@@ -133,6 +133,42 @@ Deno.test("priceVariant() reproduces the pricing.md worked example variants", ()
   assert.equal(priceVariant(mBlack).cost, "5.5");
 });
 
+Deno.test("priceVariant() answers for the inputs it is given, whatever it priced before", () => {
+  // priceVariant remembers what it priced: a row that differs from one priced just before in
+  // any one input it reads must still be priced on its own.
+  const base: VariantInput = {
+    quantity: 10,
+    buyPrice: "5.00",
+    extraCost: "0.50",
+    markupType: "percentage",
+    markupValue: "40",
+    markupSource: "manual",
+    unitPriceExGst: "0",
+    isCustomLine: false,
+  };
+  const cases: [Partial<VariantInput>, string, string][] = [
+    [{}, "7.7000", "77.00"],
+    [{ quantity: 5 }, "7.7000", "38.50"],
+    [{ buyPrice: "6.00" }, "9.1000", "91.00"],
+    [{ extraCost: "1.00" }, "8.4000", "84.00"],
+    [{ markupType: "fixed" }, "45.5000", "455.00"],
+    [{ markupValue: "50" }, "8.2500", "82.50"],
+    [{ markupType: null, unitPriceExGst: "9.99" }, "9.9900", "99.90"],
+    [{ markupType: null, unitPriceExGst: "9.98" }, "9.9800", "99.80"],
+    [{ markupValue: null, unitPriceExGst: "9.97" }, "9.9700", "99.70"],
+  ];
+  for (let round = 0; round < 2; round++) {
+    for (const [change, sell, total] of cases) {
+      const priced = priceVariant({ ...base, ...change });
+      assert.deepEqual(
+        [priced.unitPriceExGst, priced.total],
+        [sell, total],
+        `${JSON.stringify(change)}, round ${round}`,
+      );
+    }
+  }
+});
+
 Deno.test("lineTotals() reproduces the pricing.md worked example line", () => {
   const totals = lineTotals(garmentLine);
   assert.equal(totals.quantity, 15);
