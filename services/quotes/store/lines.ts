@@ -1,4 +1,10 @@
-import { behind, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
+import {
+  behind,
+  sendBeforeCommit,
+  type Sql,
+  transaction,
+  type TransactionSql,
+} from "@printshop/shared/db";
 import {
   type CreateQuoteLineBody,
   isAdjustment,
@@ -125,7 +131,7 @@ export async function createLine(
       await GROUP_ROWS.placeIfGiven(tx, groupId, { id, kind: "line" }, input.sortOrder);
       if (nothing) {
         await Promise.all([
-          tx`UPDATE quotes SET updated_at = now() WHERE id = ${quote.id}`,
+          sendBeforeCommit(tx, tx`UPDATE quotes SET updated_at = now() WHERE id = ${quote.id}`),
           announce(),
         ]);
       } else {
