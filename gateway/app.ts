@@ -328,6 +328,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       }, execute);
       // Hono's c.header() values apply to the returned Response only when set before c.res exists.
       const headers = new Headers(response.headers);
+      // A stored answer's text is sent again: its length is counted from what is sent.
+      headers.delete("content-length");
       for (const [name, value] of Object.entries(limitHeaders)) headers.set(name, value);
       headers.set("x-request-id", requestId);
       if (head) {

@@ -116,6 +116,13 @@ export async function proxyToService(
       const value = upstream.headers.get(name);
       if (value !== null) responseHeaders.push([name, value]);
     }
+    // The answer's length, when its body is passed on byte for byte (fetch decodes a compressed
+    // one), so it goes out framed by its length rather than in chunks the edge and the client
+    // would have to follow.
+    const length = upstream.headers.get("content-length");
+    if (length !== null && !upstream.headers.has("content-encoding")) {
+      responseHeaders.push(["content-length", length]);
+    }
     if (options.responseHeaders) {
       for (const [name, value] of options.responseHeaders) responseHeaders.push([name, value]);
     }

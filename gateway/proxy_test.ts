@@ -98,3 +98,38 @@ Deno.test("proxyToService() answers 503 when nothing listens at the service's ad
   assertEquals(error.code, "service_unavailable");
   assert(error.message.includes("crm"));
 });
+
+Deno.test("proxyToService() passes an answer's length on with its bytes, never a compressed one's", async () => {
+  const key = await importContextKey("k".repeat(32));
+  const json = JSON.stringify({ status: true, message: "OK", data: "x".repeat(40_000) });
+  await using server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    async (req) => {
+      if (new URL(req.url).pathname === "/plain") {
+        return new Response(json, { headers: { "content-type": "application/json" } });
+      }
+      const gzipped = await new Response(
+        new Blob([json]).stream().pipeThrough(new CompressionStream("gzip")),
+      ).arrayBuffer();
+      return new Response(gzipped, {
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      });
+    },
+  );
+  const relay = (path: string): Promise<Response> =>
+    proxyToService(
+      { service: "quotes", baseUrl: `http://127.0.0.1:${server.addr.port}` },
+      new Request(`http://gateway.test${path}`),
+      null,
+      context,
+      { contextKey: key, timeoutMs: 2000 },
+    );
+  // Framed by its length, so the edge and the client need not follow chunks.
+  const plain = await relay("/plain");
+  assertEquals(plain.headers.get("content-length"), String(json.length));
+  assertEquals(await plain.text(), json);
+  // fetch hands over the decoded bytes: the compressed length would cut the answer short.
+  const decoded = await relay("/gzip");
+  assertEquals(decoded.headers.get("content-length"), null);
+  assertEquals(await decoded.text(), json);
+});
