@@ -218,13 +218,16 @@ async function insertQuote(
   return row.json;
 }
 
-/** The quote as JSON text, to send without parsing it; a document it rendered is kept. */
+/**
+ * The quote as JSON, to send without parsing it: its stored document's UTF-8 bytes, or the text
+ * rendered now (and kept for the next read).
+ */
 export async function findQuoteJson(
   sql: Sql,
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<string> {
+): Promise<string | Uint8Array> {
   const stored = await storedDocument(sql, organizationId, quoteId, costs);
   if (stored === undefined) throw notFound("Quote", quoteId);
   if (stored !== null) return stored;
@@ -390,9 +393,9 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
 });
 
 /**
- * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
- * quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without parsing
- * (quote_documents.ts, listDocumentsJson).
+ * One page of quotes as the JSON of a QuotePage, `{"items":[…],"totalCount":N}`, in UTF-8 bytes:
+ * each quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without
+ * parsing (quote_documents.ts, listDocumentsJson).
  */
 export async function listQuotesJson(
   sql: Sql,
@@ -400,7 +403,7 @@ export async function listQuotesJson(
   query: ListQuotesQuery,
   pageSizeMax: number,
   costs: boolean,
-): Promise<string> {
+): Promise<Uint8Array> {
   return await listDocumentsJson(sql, QUOTE_LIST, { organizationId, query, pageSizeMax, costs });
 }
 
