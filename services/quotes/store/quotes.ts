@@ -393,9 +393,9 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
 });
 
 /**
- * One page of quotes as the JSON of a QuotePage, `{"items":[…],"totalCount":N}`, in UTF-8 bytes:
- * each quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without
- * parsing (quote_documents.ts, listDocumentsJson).
+ * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
+ * quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without parsing
+ * (quote_documents.ts, listDocumentsJson).
  */
 export async function listQuotesJson(
   sql: Sql,
@@ -403,7 +403,7 @@ export async function listQuotesJson(
   query: ListQuotesQuery,
   pageSizeMax: number,
   costs: boolean,
-): Promise<Uint8Array> {
+): Promise<string> {
   return await listDocumentsJson(sql, QUOTE_LIST, { organizationId, query, pageSizeMax, costs });
 }
 
