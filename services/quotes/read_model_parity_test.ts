@@ -22,10 +22,6 @@ import { applyCustomerFacts } from "./store/customers.ts";
 import { COST_FIELDS } from "@printshop/shared/costs";
 import { ApiError } from "@printshop/shared/http";
 
-/** A quote's JSON as findQuoteJson gives it: text, or a stored document's UTF-8 bytes. */
-const parseJson = (json: string | Uint8Array): unknown =>
-  JSON.parse(typeof json === "string" ? json : new TextDecoder().decode(json));
-
 type Json = Record<string, unknown>;
 
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
@@ -360,8 +356,8 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
       await t.step(`findQuoteJson parses to toQuote's quote, ${who}`, async () => {
         const expected = await presented(a.h.sql, a.org, ids, costs);
         for (const id of ids) {
-          const json = await findQuoteJson(a.h.sql, a.org, id, costs);
-          assertSame(parseJson(json), expected.get(id), `quote ${id}, ${who}`);
+          const text = await findQuoteJson(a.h.sql, a.org, id, costs);
+          assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}`);
         }
         // Another organisation's quote is not found, exactly like a missing one.
         await assert.rejects(
@@ -375,8 +371,8 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
           await tx`SET LOCAL TimeZone = 'Australia/Adelaide'`;
           const expected = await presented(tx, a.org, ids, costs);
           for (const id of ids) {
-            const json = await findQuoteJson(tx, a.org, id, costs);
-            assertSame(parseJson(json), expected.get(id), `quote ${id}, ${who}, Adelaide`);
+            const text = await findQuoteJson(tx, a.org, id, costs);
+            assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}, Adelaide`);
           }
         });
       });

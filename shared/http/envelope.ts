@@ -33,30 +33,5 @@ export function created<T>(c: Context, data: T, message: string): Response {
  * answers for it being one valid JSON value.
  */
 export function envelopeText(dataJson: string, message = "OK", status = true): string {
-  return `${envelopeOpening(message, status)}${dataJson}}`;
-}
-
-/** The envelope's text up to its data: what both envelopeText and envelopeBytes write first. */
-function envelopeOpening(message: string, status: boolean): string {
-  return `{"status":${status},"message":${JSON.stringify(message)},"data":`;
-}
-
-const encoder = new TextEncoder();
-const CLOSING_BRACE = 0x7d;
-
-/**
- * envelopeText for data that is JSON as UTF-8 bytes (a stored document read as the database
- * keeps it): copied into the body as they are, never decoded into a string to be encoded again.
- */
-export function envelopeBytes(
-  dataJson: Uint8Array,
-  message = "OK",
-  status = true,
-): Uint8Array<ArrayBuffer> {
-  const opening = encoder.encode(envelopeOpening(message, status));
-  const body = new Uint8Array(opening.length + dataJson.length + 1);
-  body.set(opening);
-  body.set(dataJson, opening.length);
-  body[body.length - 1] = CLOSING_BRACE;
-  return body;
+  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
 }
