@@ -4,9 +4,10 @@
 -- table is the cheapest plan) kept scanning every quote of every shop on each row write once the
 -- table held thousands (measured: ~0.4 ms per touch at 4,500 quotes, twice per variant PATCH).
 -- Each touch is now planned when it runs (EXECUTE), from the table's size and the change's row
--- count as they are then, so it finds its quotes by key. Planning a statement this small costs
--- far less than the scan it avoids. The table is named in the trigger's own schema, so a write
--- from a session with another search_path touches the right quotes.
+-- count as they are then, so it finds its quotes by key. Planning adds ~0.06 ms to a touch (~0.1
+-- ms in all, where a kept plan on a small table took ~0.065), far less than the scan it avoids.
+-- The table is named in the trigger's own schema, so a write from a session with another
+-- search_path touches the right quotes.
 CREATE OR REPLACE FUNCTION quote_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   touched uuid[];
