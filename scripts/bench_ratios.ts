@@ -15,12 +15,16 @@
  * generator for every target, floors and product alike, so its own cost (it shares the 2 cores)
  * weighs on both sides of each ratio; its CPU is reported beside each run.
  *
- * Measured, each floor just before its product figure so that the machine's other load hits
- * both alike (the write floor is measured again before each of the three writes):
- * - proxy floor, then `GET /v1/me` and `GET /v1/reference/limits` through the gateway;
- * - write floor, then `POST /v1/quotes` `{ "reference": "…" }` (16 writers, one organisation),
- *   then a wait until the quotes outbox is published (reported), so the relay's backlog does
- *   not run under the next loads;
+ * Measured, each product figure beside its floor so that the machine's other load hits both
+ * alike. This machine's speed drifts by tens of per cent within a minute, so a product figure and
+ * its floor are not taken one after the other but in ALTERNATING_SLICES slices each, alternating
+ * in ABBA order (floor, product, product, floor, …): a steady drift, and whichever side runs first
+ * in a slice, then weigh on both. Latencies are pooled over the slices and req/s is every answer
+ * over every measured second. The write floor is measured again before each of the other writes.
+ * - proxy floor, `GET /v1/me` and `GET /v1/reference/limits` through the gateway, alternating;
+ * - write floor and `POST /v1/quotes` `{ "reference": "…" }` (16 writers, one organisation),
+ *   alternating, with a wait after every slice until the quotes outbox is published (the
+ *   longest is reported), so the relay's backlog never runs under the next slice;
  * - write floor, then lines of 5 variants: each of the 16 connections, in turn, adds a Garment
  *   line to a group of its quote (`POST /v1/quote-groups/{id}/lines`), its 5 variants
  *   (`POST /v1/quote-lines/{id}/variants`, one by one, as the API takes them: a line is created
@@ -31,10 +35,10 @@
  *   walks the 60 variants of its quote, each PATCH changing the quantity (base + 1, then back),
  *   so the line's quantity and the quote's totals are recomputed every time. Then the outbox
  *   wait;
- * - read floor over a copy of the organisation's quotes rows as they are now, then
- *   `GET /v1/quotes?limit=20` (the same rows);
- * - single-row floor (the full quote's own answer stored as one row), then `GET /v1/quotes/{id}`
- *   of a full quote (3 groups × 4 lines × 5 variants, built through the API).
+ * - read floor over a copy of the organisation's quotes rows as they are now, and
+ *   `GET /v1/quotes?limit=20` (the same rows), alternating;
+ * - single-row floor (the full quote's own answer stored as one row), and `GET /v1/quotes/{id}`
+ *   of a full quote (3 groups × 4 lines × 5 variants, built through the API), alternating.
  *
  * How the writers of lines and PATCHes spread: all 16 in ONE organisation (the issue's), each
  * connection on a quote of its own, every one of the shape 3 groups × 4 Garment lines × 5
@@ -108,6 +112,10 @@ import { openLoop, type Receiver, startReceiver } from "./bench_events.ts";
 export const BENCH_IDLE_S = Number(Deno.env.get("BENCH_IDLE_S") ?? 60);
 const CONNECTIONS = 16;
 const WARMUP_S = 1;
+/** A product figure and its floor are measured in this many alternating slices each. */
+const ALTERNATING_SLICES = 4;
+/** The warm-up of every slice after a side's first (its connections are open and warm by then). */
+const SLICE_WARMUP_S = 0.25;
 /** Pause after boot before the idle figures, so start-up work is not counted as idle. */
 const SETTLE_S = 3;
 const RSS_IDLE_GOAL_MB = 80;
@@ -490,6 +498,29 @@ async function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, watched: Watched[]): P
   };
 }
 
+/** The CPU of a load taken in slices: seconds added, the stack's share over all of them. */
+export function sumCpu(parts: readonly CpuFigures[]): CpuFigures {
+  const byProcess: Record<string, number> = {};
+  let seconds = 0;
+  let stackSeconds = 0;
+  let clusterSeconds = 0;
+  for (const part of parts) {
+    seconds += part.seconds;
+    stackSeconds += part.stackPctOfCore / 100 * part.seconds;
+    clusterSeconds += part.clusterSeconds;
+    for (const [name, s] of Object.entries(part.byProcess)) {
+      byProcess[name] = (byProcess[name] ?? 0) + s;
+    }
+  }
+  for (const [k, v] of Object.entries(byProcess)) byProcess[k] = Math.round(v * 100) / 100;
+  return {
+    seconds,
+    byProcess,
+    stackPctOfCore: seconds > 0 ? stackSeconds / seconds * 100 : NaN,
+    clusterSeconds,
+  };
+}
+
 async function postmasterPid(sql: Sql): Promise<number> {
   const [row] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
   const stat = await procStat(row!.pid);
@@ -585,20 +616,63 @@ type Send = (label: string, call: Call) => Promise<string | null>;
 /** What one connection does per turn (one request, or a sequence such as a line and its variants). */
 type Turn = (send: Send) => Promise<void>;
 
+/** What one measured run of turn loops recorded, by label: latencies, failures, and its wall time. */
+export interface LoadSample {
+  latenciesMs: Record<string, number[]>;
+  failures: Record<string, Record<string, number>>;
+  elapsedS: number;
+}
+
+/**
+ * Figures by label of the samples of one load taken in slices: latencies pooled, failures added,
+ * wall times added (so req/s is every answer over every measured second).
+ */
+export function figuresOfSamples(
+  samples: readonly LoadSample[],
+  connections: number,
+): Record<string, LoadFigures> {
+  const elapsedS = samples.reduce((total, s) => total + s.elapsedS, 0);
+  const labels = new Set(samples.flatMap((s) => Object.keys(s.latenciesMs)));
+  return Object.fromEntries([...labels].map((label) => {
+    const failures: Record<string, number> = {};
+    for (const s of samples) {
+      for (const [outcome, n] of Object.entries(s.failures[label] ?? {})) {
+        failures[outcome] = (failures[outcome] ?? 0) + n;
+      }
+    }
+    const latencies = samples.flatMap((s) => s.latenciesMs[label] ?? []);
+    return [label, loadFigures(latencies, elapsedS, connections, failures)];
+  }));
+}
+
+/**
+ * The order of the sides in each slice of alternating loads: forward, then backward, and so on
+ * (ABBA), so that a machine getting steadily faster or slower, and whichever side runs first
+ * in a slice, weigh on every side alike.
+ */
+export function alternatingOrder(sides: number, slices: number): number[][] {
+  const forward = Array.from({ length: sides }, (_, i) => i);
+  return Array.from(
+    { length: slices },
+    (_, slice) => slice % 2 === 0 ? forward : [...forward].reverse(),
+  );
+}
+
 /**
  * One loop per turn function (a connection each), each starting its next turn once the last one
- * ended: a warm-up, then `durationS` measured. A turn begun before the end runs to its end, and
- * its requests count (the wall time includes them). `measured` runs its `before` and `after`
- * right around the measured phase (the CPU snapshots, so the warm-up is not counted). Answers
- * the figures of each label sent.
+ * ended: a warm-up of `warmupS`, then `durationS` measured. A turn begun before the end runs to its
+ * end, and its requests count (the wall time includes them). `measured` runs its `before` and
+ * `after` right around the measured phase (the CPU snapshots, so the warm-up is not counted).
+ * Answers what each label sent recorded.
  */
 async function turnLoop(
   turns: Turn[],
   durationS: number,
   measured?: { before(): Promise<void>; after(): Promise<void> },
-): Promise<Record<string, LoadFigures>> {
-  const latencies = new Map<string, number[]>();
-  const failures = new Map<string, Record<string, number>>();
+  warmupS: number = WARMUP_S,
+): Promise<LoadSample> {
+  const latencies: Record<string, number[]> = {};
+  const failures: Record<string, Record<string, number>> = {};
   let record = false;
   const send: Send = async (label, call) => {
     const started = performance.now();
@@ -617,12 +691,11 @@ async function turnLoop(
       outcome = error instanceof Error ? error.name : "error";
     }
     if (!record) return text;
-    if (!latencies.has(label)) latencies.set(label, []);
+    latencies[label] ??= [];
     if (outcome) {
-      const byOutcome = failures.get(label) ?? {};
+      const byOutcome = failures[label] ??= {};
       byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-      failures.set(label, byOutcome);
-    } else latencies.get(label)!.push(performance.now() - started);
+    } else latencies[label].push(performance.now() - started);
     return text;
   };
   const run = async (seconds: number): Promise<number> => {
@@ -633,17 +706,13 @@ async function turnLoop(
     }));
     return (performance.now() - started) / 1000;
   };
-  await run(WARMUP_S);
+  await run(warmupS);
   await measured?.before();
   record = true;
-  const elapsed = await run(durationS);
+  const elapsedS = await run(durationS);
   record = false;
   await measured?.after();
-  return Object.fromEntries(
-    [...latencies].map((
-      [label, ms],
-    ) => [label, loadFigures(ms, elapsed, turns.length, failures.get(label) ?? {})]),
-  );
+  return { latenciesMs: latencies, failures, elapsedS };
 }
 
 /** CONNECTIONS connections, each sending `target` again once its last answer is read. */
@@ -1050,7 +1119,8 @@ async function waitsUnderLoad(
       await sleep(WAIT_SAMPLE_EVERY_MS);
     }
   })();
-  const figures = (await turnLoop(turns, durationS))[label] ?? noFigures(turns.length);
+  const figures = figuresOfSamples([await turnLoop(turns, durationS)], turns.length)[label] ??
+    noFigures(turns.length);
   loading = false;
   await sampler;
   const states = [...seen].map(([key, n]) => {
@@ -1115,6 +1185,40 @@ export async function runRatiosBench(
     await waitOutboxDrained(sql);
     const documentId = await floors.storeDocument(organizationId, full.json);
 
+    const watched = (): Watched[] => [
+      ...stackProcesses(bench),
+      ...floorWatched,
+      { name: "bench (load generator)", pid: Deno.pid, stack: false },
+    ];
+    /** CPU ms per request answered, or per turn when `perRequestOf` names the label that starts one. */
+    const perRequest = (
+      byLabel: Record<string, LoadFigures>,
+      cpu: CpuFigures,
+      connections: number,
+      perRequestOf?: string,
+    ): Record<string, number> => {
+      const answered = (f: LoadFigures): number =>
+        f.requests + Object.values(f.failures).reduce((a, b) => a + b, 0);
+      const count = perRequestOf === undefined
+        ? Object.values(byLabel).reduce((n, f) => n + answered(f), 0)
+        : answered(byLabel[perRequestOf] ?? noFigures(connections));
+      return cpuMsPerRequest(cpu.byProcess, cpu.clusterSeconds, count);
+    };
+    /** One measured run of `turns` (after its warm-up), with the CPU of every process around it. */
+    const sampleTurns = async (
+      turns: Turn[],
+      seconds: number,
+      warmupS: number,
+    ): Promise<{ sample: LoadSample; cpu: CpuFigures }> => {
+      const processes = watched();
+      let before: CpuSnapshot | undefined;
+      let after: CpuSnapshot | undefined;
+      const sample = await turnLoop(turns, seconds, {
+        before: async () => void (before = await cpuSnapshot(sql, processes, postmaster)),
+        after: async () => void (after = await cpuSnapshot(sql, processes, postmaster)),
+      }, warmupS);
+      return { sample, cpu: await cpuBetween(before!, after!, processes) };
+    };
     const measureTurns = async (
       request: string,
       turns: Turn[],
@@ -1123,25 +1227,9 @@ export async function runRatiosBench(
       { byLabel: Record<string, LoadFigures>; cpu: CpuFigures; cpuMs: Record<string, number> }
     > => {
       console.error(`[ratios] ${request}: ${durationS} s, ${turns.length} connections…`);
-      const watched = [
-        ...stackProcesses(bench),
-        ...floorWatched,
-        { name: "bench (load generator)", pid: Deno.pid, stack: false },
-      ];
-      let before: CpuSnapshot | undefined;
-      let after: CpuSnapshot | undefined;
-      const byLabel = await turnLoop(turns, durationS, {
-        before: async () => void (before = await cpuSnapshot(sql, watched, postmaster)),
-        after: async () => void (after = await cpuSnapshot(sql, watched, postmaster)),
-      });
-      const cpu = await cpuBetween(before!, after!, watched);
-      // CPU per request answered, or per turn when `perRequestOf` names the label that starts one.
-      const answered = (f: LoadFigures): number =>
-        f.requests + Object.values(f.failures).reduce((a, b) => a + b, 0);
-      const count = perRequestOf === undefined
-        ? Object.values(byLabel).reduce((n, f) => n + answered(f), 0)
-        : answered(byLabel[perRequestOf] ?? noFigures(turns.length));
-      return { byLabel, cpu, cpuMs: cpuMsPerRequest(cpu.byProcess, cpu.clusterSeconds, count) };
+      const { sample, cpu } = await sampleTurns(turns, durationS, WARMUP_S);
+      const byLabel = figuresOfSamples([sample], turns.length);
+      return { byLabel, cpu, cpuMs: perRequest(byLabel, cpu, turns.length, perRequestOf) };
     };
     const measure = async (request: string, target: Target): Promise<Measured> => {
       const m = await measureTurns(request, sameRequest(target));
@@ -1151,6 +1239,48 @@ export async function runRatiosBench(
         cpu: m.cpu,
         cpuMsPerRequest: m.cpuMs,
       };
+    };
+    /**
+     * A product request and its floor (or floors and requests) measured in ALTERNATING_SLICES
+     * alternating slices of durationS ÷ ALTERNATING_SLICES each, in ABBA order, rather than one
+     * after the other: this machine's speed drifts by tens of per cent within a minute, and two
+     * runs in a row put that drift straight into their ratio. `between` runs after every slice
+     * (untimed), so that work a load leaves behind (an outbox to publish) does not run under the
+     * next one.
+     */
+    const measureAlternating = async (
+      sides: readonly { request: string; target: Target }[],
+      between?: () => Promise<unknown>,
+    ): Promise<Measured[]> => {
+      const sliceS = durationS / ALTERNATING_SLICES;
+      console.error(
+        `[ratios] ${sides.map((s) => s.request).join(" ⇄ ")}: ${durationS} s each, in ` +
+          `${ALTERNATING_SLICES} alternating slices, ${CONNECTIONS} connections…`,
+      );
+      const taken = sides.map(() => ({ samples: [] as LoadSample[], cpu: [] as CpuFigures[] }));
+      const turns = sides.map((side) => sameRequest(side.target));
+      const warmed = new Set<number>();
+      for (const order of alternatingOrder(sides.length, ALTERNATING_SLICES)) {
+        for (const i of order) {
+          const warmupS = warmed.has(i) ? SLICE_WARMUP_S : WARMUP_S;
+          warmed.add(i);
+          const { sample, cpu } = await sampleTurns(turns[i]!, sliceS, warmupS);
+          taken[i]!.samples.push(sample);
+          taken[i]!.cpu.push(cpu);
+          await between?.();
+        }
+      }
+      return sides.map((side, i) => {
+        const figures = figuresOfSamples(taken[i]!.samples, CONNECTIONS)[""] ??
+          noFigures(CONNECTIONS);
+        const cpu = sumCpu(taken[i]!.cpu);
+        return {
+          request: side.request,
+          ...figures,
+          cpu,
+          cpuMsPerRequest: perRequest({ "": figures }, cpu, CONNECTIONS),
+        };
+      });
     };
 
     let n = 0;
@@ -1199,17 +1329,27 @@ export async function runRatiosBench(
       expectStatus: 201,
     };
 
-    const proxyFloor = await measure("naive proxy → GET fixed JSON", {
-      url: floors.urls.json,
-      expectStatus: 200,
-    });
-    const me = await measure("GET /v1/me", targets.me);
-    const limits = await measure("GET /v1/reference/limits", targets.limits);
+    const [proxyFloor, me, limits] = await measureAlternating([
+      {
+        request: "naive proxy → GET fixed JSON",
+        target: { url: floors.urls.json, expectStatus: 200 },
+      },
+      { request: "GET /v1/me", target: targets.me },
+      { request: "GET /v1/reference/limits", target: targets.limits },
+    ]) as [Measured, Measured, Measured];
 
-    const writeFloor = await measure("naive proxy → POST one transaction", writeFloorTarget);
-    const createQuote = await measure("POST /v1/quotes", targets.createQuote);
-    console.error(`[ratios] waiting for the quotes outbox to be published…`);
-    const outboxDrainSeconds = await waitOutboxDrained(sql);
+    // The relay's backlog is published after every slice, outside the timed runs: the longest
+    // such wait is reported.
+    let outboxDrainSeconds: number | null = 0;
+    const [writeFloor, createQuote] = await measureAlternating([
+      { request: "naive proxy → POST one transaction", target: writeFloorTarget },
+      { request: "POST /v1/quotes", target: targets.createQuote },
+    ], async () => {
+      const drained = await waitOutboxDrained(sql);
+      outboxDrainSeconds = drained === null || outboxDrainSeconds === null
+        ? null
+        : Math.max(outboxDrainSeconds, drained);
+    }) as [Measured, Measured];
 
     const writeBeforeLines = await measure(
       "naive proxy → POST one transaction (before the lines)",
@@ -1233,17 +1373,21 @@ export async function runRatiosBench(
     const patchDrainSeconds = await waitOutboxDrained(sql);
 
     const rows = await floors.syncReadFloor(organizationId);
-    const readFloor = await measure(`naive proxy → GET 20 rows + count(*) of ${rows}`, {
-      url: floors.urls.read(organizationId),
-      expectStatus: 200,
-    });
-    const listQuotes = await measure("GET /v1/quotes?limit=20", targets.listQuotes);
+    const [readFloor, listQuotes] = await measureAlternating([
+      {
+        request: `naive proxy → GET 20 rows + count(*) of ${rows}`,
+        target: { url: floors.urls.read(organizationId), expectStatus: 200 },
+      },
+      { request: "GET /v1/quotes?limit=20", target: targets.listQuotes },
+    ]) as [Measured, Measured];
 
-    const singleRowFloor = await measure("naive proxy → GET one stored document", {
-      url: floors.urls.one(documentId),
-      expectStatus: 200,
-    });
-    const getQuote = await measure("GET /v1/quotes/{id}", targets.getQuote);
+    const [singleRowFloor, getQuote] = await measureAlternating([
+      {
+        request: "naive proxy → GET one stored document",
+        target: { url: floors.urls.one(documentId), expectStatus: 200 },
+      },
+      { request: "GET /v1/quotes/{id}", target: targets.getQuote },
+    ]) as [Measured, Measured];
 
     const writers = `${CONNECTIONS} connections in one organisation, each on a quote of its own ` +
       `(${GROUPS} groups × ${LINES_PER_GROUP} Garment lines × ${VARIANTS_PER_LINE} variants, ` +
@@ -1391,8 +1535,11 @@ export async function runRatiosBench(
       date: new Date().toISOString(),
       machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno },
       method: `${CONNECTIONS} connections, each a closed loop (next request when the answer ` +
-        `is read), ${WARMUP_S} s warm-up then ${durationS} s measured per target; latency by ` +
-        `performance.now() in the bench process; req/s = answers ÷ wall time`,
+        `is read), ${WARMUP_S} s warm-up then ${durationS} s measured per target; the quote ` +
+        `create, the list of 20, the quote by id, /v1/me and /v1/reference/limits each in ` +
+        `${ALTERNATING_SLICES} slices alternating with their floor's (ABBA order, ` +
+        `${SLICE_WARMUP_S} s warm-up before each later slice); latency by performance.now() in ` +
+        `the bench process; req/s = answers ÷ measured wall time`,
       organizationId,
       floors: {
         where: "two child processes on loopback: the naive proxy (Deno.serve + fetch) in " +
@@ -2048,7 +2195,9 @@ export function formatRatiosReport(
   lines.push(
     "",
     `quotes outbox after the create load: published ${
-      drain === null ? "not within the timeout" : `${drain.toFixed(1)} s after the load ended`
+      drain === null
+        ? "not within the timeout"
+        : `at most ${drain.toFixed(1)} s after a slice of the load ended`
     }`,
   );
   const statements = report.diagnostics.statementsPerRequest;

@@ -1,8 +1,10 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import {
   absoluteGoal,
+  alternatingOrder,
   eventsGoal,
   type EventsUnderLoad,
+  figuresOfSamples,
   formatGoal,
   formatGoalValue,
   formatHistory,
@@ -13,6 +15,7 @@ import {
   parseHistory,
   ratio,
   type RatiosReport,
+  sumCpu,
   withListAtScale,
 } from "./bench_ratios.ts";
 import type { QuotesReport } from "./bench_quotes.ts";
@@ -245,4 +248,55 @@ Deno.test("formatHistory compares the current run with the runs of the same comm
   ]);
   assert(formatHistory(entries, entries[4]).startsWith("The last 3 runs of deno task bench"));
   assertEquals(row(formatHistory(entries, entries[5])), ["g", "2.00 ✓", "5.00 ✓", "≥ 1.00"]);
+});
+
+Deno.test("alternating slices run the sides forward, then backward (ABBA)", () => {
+  assertEquals(alternatingOrder(2, 4), [[0, 1], [1, 0], [0, 1], [1, 0]]);
+  assertEquals(alternatingOrder(3, 2), [[0, 1, 2], [2, 1, 0]]);
+  // Over an even number of slices every side has run first and last equally often.
+  const firsts = alternatingOrder(3, 4).map((order) => order[0]);
+  assertEquals(firsts, [0, 2, 0, 2]);
+});
+
+Deno.test("slices of one load pool their latencies and add their wall times", () => {
+  const figures = figuresOfSamples([
+    { latenciesMs: { "": [1, 2, 3] }, failures: { "": { "500": 1 } }, elapsedS: 1 },
+    {
+      latenciesMs: { "": [4, 5], line: [9] },
+      failures: { "": { "500": 2, "TypeError": 1 } },
+      elapsedS: 2,
+    },
+  ], 16);
+  assertEquals(figures[""]!.requests, 5);
+  assertEquals(figures[""]!.durationS, 3);
+  assertEquals(figures[""]!.requestsPerSecond, 5 / 3);
+  assertEquals(figures[""]!.p50Ms, 3);
+  assertEquals(figures[""]!.maxMs, 5);
+  assertEquals(figures[""]!.failures, { "500": 3, "TypeError": 1 });
+  // A label seen in one slice only still counts every slice's seconds.
+  assertEquals(figures.line!.requestsPerSecond, 1 / 3);
+  assertEquals(figures.line!.connections, 16);
+});
+
+Deno.test("the CPU of slices adds up, and the stack's share is over all of them", () => {
+  const total = sumCpu([
+    {
+      seconds: 1,
+      byProcess: { gateway: 0.2, "pg:quotes": 0.1 },
+      stackPctOfCore: 30,
+      clusterSeconds: 0.1,
+    },
+    {
+      seconds: 3,
+      byProcess: { gateway: 0.6, quotes: 0.3 },
+      stackPctOfCore: 10,
+      clusterSeconds: 0.4,
+    },
+  ]);
+  assertEquals(total.seconds, 4);
+  assertEquals(total.byProcess, { gateway: 0.8, "pg:quotes": 0.1, quotes: 0.3 });
+  // (0.3 + 0.3) CPU seconds of the stack over 4 s of wall time.
+  assert(Math.abs(total.stackPctOfCore - 15) < 1e-9);
+  assertEquals(total.clusterSeconds, 0.5);
+  assert(Number.isNaN(sumCpu([]).stackPctOfCore));
 });
