@@ -31,6 +31,7 @@ import { describeCaller, describeLimits } from "./routes/account.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { checkServices } from "./health.ts";
 import { addPublicPages } from "./pages.ts";
+import { EDGE_CLIENT_HEADER, stampedClient } from "./edge/client_stamp.ts";
 import type { ResponseChecker } from "./response_checks.ts";
 
 // Loaded only under contract checks: production never pays for validating its answers.
@@ -47,8 +48,8 @@ export interface GatewayDeps {
   rateLimiter: RateLimiter;
   /** Where customers reach the gateway (PUBLIC_URL, or the public port's address). */
   publicUrl: () => string;
-  /** The client behind a connection the edge passed on, by the app-side peer's port. */
-  clientOf?: (appSidePort: number) => string | null;
+  /** The token of the edge's client stamp (edge/client_stamp.ts), when the app is behind it. */
+  clientToken?: string;
   fetch?: typeof fetch;
 }
 
@@ -178,10 +179,12 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     timeoutMs: config.PROXY_TIMEOUT_MS,
     publicUrl: deps.publicUrl,
     clientAddress: (c) => {
-      const remote = (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr;
-      if (!remote) return null;
-      // Through the edge the peer is the edge itself; the edge knows the real client.
-      return deps.clientOf?.(remote.port) ?? remote.hostname;
+      // Through the edge the peer is the edge itself; the edge stamps who the client is.
+      if (deps.clientToken !== undefined) {
+        return stampedClient(c.req.header(EDGE_CLIENT_HEADER) ?? null, deps.clientToken);
+      }
+      const remote = (c.env as Deno.ServeHandlerInfo | undefined)?.remoteAddr;
+      return remote?.transport === "tcp" ? remote.hostname : null;
     },
     fetch: deps.fetch,
   });

@@ -1,4 +1,5 @@
 import { ApiError, parseJsonText } from "@printshop/shared/http";
+import { concatBytes } from "./bytes.ts";
 
 /**
  * Reads a request body up to `maxBytes`, refusing as soon as the limit is crossed: a declared
@@ -38,13 +39,7 @@ export async function readLimitedBody(
     }
     chunks.push(value);
   }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  return concatBytes(chunks);
 }
 
 /**

@@ -13,7 +13,8 @@ import { RateLimiter } from "./rate_limiter.ts";
 import { createPartnerTokenVerifier } from "./partner_tokens.ts";
 import { startIdempotencyPurge } from "./idempotency.ts";
 import { startEdgeGuard } from "./edge/guard.ts";
-import { serveResiliently } from "./edge/resilient_server.ts";
+import { privateListenAt, serveResiliently } from "./edge/resilient_server.ts";
+import { newEdgeToken } from "./edge/client_stamp.ts";
 import { isLoopback, publicHost } from "./public_url.ts";
 import { ASSUMED_OPEN_FILE_LIMIT, connectionCap, readOpenFileLimit } from "./edge/descriptors.ts";
 
@@ -52,10 +53,12 @@ const stopPurge = startIdempotencyPurge(sql, logger);
 // service does (shared/service_main.ts).
 const compaction = startHeapCompaction();
 
-// The app answers on loopback only; the public port is the edge, which guards each connection
-// (deadlines, a connection cap, envelopes for heads it refuses) and passes the bytes on.
-const appServer = serveResiliently(
-  { hostname: "127.0.0.1", port: 0, name: "app", logger },
+// The app answers on a socket of its own (an abstract Unix socket on Linux); the public port is
+// the edge, which guards each connection (deadlines, a connection cap, envelopes for heads it
+// refuses), passes the bytes on and tells the app who the client is (edge/client_stamp.ts).
+const clientToken = newEdgeToken();
+const appServer = serveResiliently<Deno.Addr>(
+  { ...privateListenAt(), name: "app", logger },
   createGatewayApp({
     config,
     sql,
@@ -64,7 +67,7 @@ const appServer = serveResiliently(
     authenticator,
     rateLimiter: new RateLimiter(sql),
     publicUrl: () => publicUrl,
-    clientOf: (port) => edge.clientOf(port),
+    clientToken,
   }).fetch,
 );
 const openFileLimit = await readOpenFileLimit();
@@ -86,6 +89,7 @@ const edge = startEdgeGuard({
   hostname: config.HOST,
   port: config.PORT,
   upstream: () => appServer.addr,
+  clientToken,
   limits: {
     headerTimeoutMs: config.HEADER_TIMEOUT_MS,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,

@@ -2,9 +2,10 @@
  * The public port's edge: a connection guard in front of the gateway app. Deno.serve has no
  * header, body or idle timeout and dies at the first failed accept, so the public port is a plain
  * listener here: each client connection is counted (over the cap it is told 503 and closed),
- * paired with a connection to the app's private server on loopback, and its bytes are passed on
- * unchanged while the framing (http_framing.ts) says what the client is doing, so that the
- * deadlines (deadlines.ts) can close what is too slow. Request heads the app's server would
+ * paired with a connection to the app's private server (an abstract Unix socket on Linux,
+ * loopback elsewhere), and its bytes are passed on unchanged, but for the client's address
+ * stamped on each request head (client_stamp.ts), while the framing (http_framing.ts) says what
+ * the client is doing, so that the deadlines (deadlines.ts) can close what is too slow. Request heads the app's server would
  * refuse with an empty 400 are refused here with an error envelope instead. Accept failures
  * (EMFILE) are waited out, never fatal.
  */
@@ -21,6 +22,8 @@ import {
 } from "./deadlines.ts";
 import { type Refusal, refusal, refusalResponse } from "./refusals.ts";
 import { SHED_SLOTS } from "./descriptors.ts";
+import { stampHead, stampLine } from "./client_stamp.ts";
+import { concatBytes } from "../bytes.ts";
 
 export interface EdgeLimits extends EdgeTimeouts, HeadLimits {
   maxConnections: number;
@@ -30,7 +33,9 @@ export interface EdgeOptions {
   hostname: string;
   port: number;
   /** The app's server; asked for each connection, as a restart may move it. */
-  upstream: () => Deno.NetAddr;
+  upstream: () => Deno.Addr;
+  /** The token the app knows the edge's client stamp by (client_stamp.ts). */
+  clientToken: string;
   limits: EdgeLimits;
   logger: Logger;
 }
@@ -39,11 +44,6 @@ export interface EdgeGuard {
   readonly addr: Deno.NetAddr;
   /** Client connections being served now (not those being shed). */
   readonly open: number;
-  /**
-   * The client address behind one of the edge's connections to the app, by that connection's
-   * local port (what the app sees as its peer's port): the app is told who is really calling.
-   */
-  clientOf(appSidePort: number): string | null;
   /**
    * Stops accepting and closes idle connections; `drain` (the app server's graceful shutdown)
    * lets the answers in flight finish; whatever is left is then closed.
@@ -143,6 +143,8 @@ class GuardedConnection {
   readonly #logger: Logger;
   readonly #requests: RequestFramer;
   readonly #responses = new ResponseFramer();
+  /** The header line naming this client, added after each request line. */
+  readonly #stamp: Uint8Array;
   #serial = 0;
   /** Set once the connection is being closed (with or without an answer). */
   #ending = false;
@@ -156,8 +158,15 @@ class GuardedConnection {
   #readerFinished!: () => void;
   #lingering: Promise<void> = Promise.resolve();
 
-  constructor(client: Deno.Conn, app: Deno.Conn, limits: EdgeLimits, logger: Logger) {
+  constructor(
+    client: Deno.Conn,
+    app: Deno.Conn,
+    stamp: Uint8Array,
+    limits: EdgeLimits,
+    logger: Logger,
+  ) {
     this.#client = client;
+    this.#stamp = stamp;
     this.#app = app;
     this.#limits = limits;
     this.#logger = logger;
@@ -241,31 +250,38 @@ class GuardedConnection {
   }
 
   async #forward(chunk: Uint8Array): Promise<void> {
-    // Adjacent pieces of the same chunk go to the app as one write.
-    let pending: Uint8Array | null = null;
+    // Adjacent pieces of the same chunk go to the app as one write; a stamped head is a buffer of
+    // its own, written together with what follows it.
+    const pieces: Uint8Array[] = [];
+    let stampNext = false;
     const flush = async (): Promise<void> => {
-      if (pending === null) return;
-      const bytes = pending;
-      pending = null;
+      if (pieces.length === 0) return;
+      const bytes = pieces.length === 1 ? pieces[0]! : concatBytes(pieces);
+      pieces.length = 0;
       this.#appWrite = writeAll(this.#app, bytes);
       await this.#appWrite;
     };
     for (const event of this.#requests.push(chunk)) {
       switch (event.type) {
         case "data": {
-          const bytes = event.bytes;
+          let bytes = event.bytes;
+          if (stampNext) {
+            // The head's bytes, which follow its event: the app learns who the client is.
+            stampNext = false;
+            bytes = stampHead(bytes, this.#stamp);
+          }
+          const last = pieces.at(-1);
           if (
-            pending !== null && pending.buffer === bytes.buffer &&
-            pending.byteOffset + pending.byteLength === bytes.byteOffset
+            last !== undefined && last.buffer === bytes.buffer &&
+            last.byteOffset + last.byteLength === bytes.byteOffset
           ) {
-            pending = new Uint8Array(
-              pending.buffer,
-              pending.byteOffset,
-              pending.byteLength + bytes.byteLength,
+            pieces[pieces.length - 1] = new Uint8Array(
+              last.buffer,
+              last.byteOffset,
+              last.byteLength + bytes.byteLength,
             );
           } else {
-            await flush();
-            pending = bytes;
+            pieces.push(bytes);
           }
           break;
         }
@@ -273,6 +289,7 @@ class GuardedConnection {
           // Counted before its bytes leave, so the answer is expected however fast it comes.
           this.clock.owed++;
           this.#responses.expect(event.head.method === "HEAD");
+          stampNext = true;
           break;
         case "end":
           break;
@@ -411,8 +428,6 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   /** Each connection being served, and the promise that settles when it has closed. */
   const connections = new Map<GuardedConnection, Promise<void>>();
-  /** Local port of each connection to the app → its client's address. */
-  const clients = new Map<number, string>();
   const warn = throttledWarn(logger);
   let open = 0;
   let shedding = 0;
@@ -433,10 +448,12 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
   };
 
   const serve = async (client: Deno.TcpConn): Promise<void> => {
-    let app: Deno.TcpConn;
+    let app: Deno.Conn;
     try {
       const upstream = options.upstream();
-      app = await Deno.connect({ hostname: upstream.hostname, port: upstream.port });
+      app = upstream.transport === "tcp"
+        ? await Deno.connect({ hostname: upstream.hostname, port: upstream.port })
+        : await Deno.connect({ transport: "unix", path: (upstream as Deno.UnixAddr).path });
     } catch (error) {
       warn("the app server cannot be reached", { error: String(error) });
       await answerAndClose(
@@ -449,18 +466,16 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
     // Pieces of an answer go out as they come; Nagle's delay would hold each back.
     try {
       client.setNoDelay(true);
-      app.setNoDelay(true);
+      if (app.localAddr.transport === "tcp") (app as Deno.TcpConn).setNoDelay(true);
     } catch { /* closed already */ }
-    const connection = new GuardedConnection(client, app, limits, logger);
-    const appSidePort = app.localAddr.port;
-    clients.set(appSidePort, client.remoteAddr.hostname);
+    const stamp = stampLine(options.clientToken, client.remoteAddr.hostname);
+    const connection = new GuardedConnection(client, app, stamp, limits, logger);
     const running = connection.run();
     connections.set(connection, running);
     try {
       await running;
     } finally {
       connections.delete(connection);
-      clients.delete(appSidePort);
     }
   };
 
@@ -500,9 +515,6 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
     addr: listener.addr,
     get open() {
       return open;
-    },
-    clientOf(appSidePort) {
-      return clients.get(appSidePort) ?? null;
     },
     async shutdown(drain) {
       accepting = false;

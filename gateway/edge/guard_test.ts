@@ -1,12 +1,14 @@
 /**
  * The guard between real sockets: a client connection on one side, a real Deno.serve app on the
- * other, as the gateway runs them (e2e/edge_test.ts does the same against the whole stack).
+ * other, on the private socket the gateway gives its app (an abstract Unix socket on Linux), as
+ * the gateway runs them (e2e/edge_test.ts does the same against the whole stack).
  */
 import assert from "node:assert/strict";
 import { waitFor } from "@printshop/shared/net";
 import { createLogger } from "@printshop/shared/log";
 import { type EdgeGuard, type EdgeLimits, startEdgeGuard } from "./guard.ts";
-import { serveResiliently } from "./resilient_server.ts";
+import { privateListenAt, serveResiliently } from "./resilient_server.ts";
+import { EDGE_CLIENT_HEADER, newEdgeToken, stampedClient } from "./client_stamp.ts";
 
 const LIMITS: EdgeLimits = {
   headerTimeoutMs: 300,
@@ -18,30 +20,49 @@ const LIMITS: EdgeLimits = {
 };
 const BIG_BODY_BYTES = 32 * 1024 * 1024;
 
-/** An app like the gateway's: echoes, answers slowly on /slow, and sends a large body on /big. */
+interface TestApp {
+  requests: string[];
+  addr: Deno.Addr;
+  token: string;
+}
+
+/**
+ * An app like the gateway's: echoes (with the client the edge stamped), answers slowly on /slow,
+ * and sends a large body on /big.
+ */
 async function withEdge(
-  run: (edge: EdgeGuard, app: { requests: string[] }, stop: () => Promise<void>) => Promise<void>,
+  run: (edge: EdgeGuard, app: TestApp, stop: () => Promise<void>) => Promise<void>,
 ): Promise<void> {
   const logger = createLogger({ level: "error", fields: { service: "guard-test" } });
-  const seen = { requests: [] as string[] };
-  const app = serveResiliently(
-    { hostname: "127.0.0.1", port: 0, name: "app", logger },
+  const token = newEdgeToken();
+  const requests: string[] = [];
+  const app = serveResiliently<Deno.Addr>(
+    { ...privateListenAt(), name: "app", logger },
     async (request) => {
       const path = new URL(request.url).pathname;
-      seen.requests.push(`${request.method} ${path}`);
+      requests.push(`${request.method} ${path}`);
       const body = await request.text();
       if (path === "/slow") await new Promise((resolve) => setTimeout(resolve, 200));
       if (path === "/big") return new Response(new Uint8Array(BIG_BODY_BYTES));
-      return Response.json({ path, body });
+      const client = stampedClient(request.headers.get(EDGE_CLIENT_HEADER), token);
+      return Response.json({ path, body, client });
     },
   );
   const edge = startEdgeGuard({
     hostname: "127.0.0.1",
     port: 0,
     upstream: () => app.addr,
+    clientToken: token,
     limits: LIMITS,
     logger,
   });
+  const seen: TestApp = {
+    requests,
+    get addr() {
+      return app.addr;
+    },
+    token,
+  };
   let stopped: Promise<void> | undefined;
   // As the gateway stops: the app's graceful shutdown drains what the edge still carries.
   const stop = (): Promise<void> => stopped ??= edge.shutdown(() => app.shutdown());
@@ -161,5 +182,44 @@ Deno.test("guard: shutdown closes idle connections and lets an answer in flight 
     ]);
     assert.equal(idleText, "", "closed without a word");
     assert.deepEqual(statuses(busyText), [200]);
+  });
+});
+
+Deno.test("guard: the app is told each request's client by the edge, and a client cannot say otherwise", async () => {
+  await withEdge(async (edge, app) => {
+    if (Deno.build.os === "linux") {
+      const addr = app.addr as Deno.UnixAddr;
+      assert.equal(addr.transport, "unix");
+      assert.ok(addr.path.startsWith("\0"), "an abstract socket: nothing on disk");
+    }
+    const conn = await connect(edge);
+    // Pipelined: every head is stamped, the second one's forged fields notwithstanding, and a
+    // body in the same packet as its head still arrives whole.
+    await send(
+      conn,
+      "GET /one HTTP/1.1\r\nHost: a\r\n\r\n" +
+        `POST /two HTTP/1.1\r\nHost: a\r\nX-Edge-Client: ${"0".repeat(32)} 6.6.6.6\r\n` +
+        "x-edge-client: 10.0.0.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    );
+    const text = await readToClose(conn);
+    assert.deepEqual(statuses(text), [200, 200], text);
+    const answers = [...text.matchAll(/\{"path".*?\}/g)].map((m) => JSON.parse(m[0]));
+    assert.deepEqual(answers, [
+      { path: "/one", body: "", client: "127.0.0.1" },
+      { path: "/two", body: "hello", client: "127.0.0.1" },
+    ]);
+    // Straight to the app's socket, past the edge, a stamp without the token names nobody.
+    const direct = app.addr.transport === "unix"
+      ? await Deno.connect({ transport: "unix", path: (app.addr as Deno.UnixAddr).path })
+      : await Deno.connect({
+        hostname: (app.addr as Deno.NetAddr).hostname,
+        port: (app.addr as Deno.NetAddr).port,
+      });
+    await send(
+      direct,
+      `GET /three HTTP/1.1\r\nHost: a\r\nX-Edge-Client: ${app.token.replace(/./, "x")} ` +
+        "6.6.6.6\r\nConnection: close\r\n\r\n",
+    );
+    assert.match(await readToClose(direct), /"client":null/);
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * Who the client is, told by the edge to the app it guards. The app answers on a socket of its
+ * own (on Linux an abstract Unix socket, which costs the kernel far less per request than a
+ * loopback TCP connection), so its peer says nothing about the client: the edge therefore adds
+ * one header field to every request head it passes on, right after the request line, holding
+ * the client's address behind a token only this process knows. The app believes the field only
+ * with that token, and only the first value (the edge's, since it comes first), so neither a
+ * client sending the same field nor another local process connecting to the app's socket can
+ * name an address of its choosing.
+ */
+
+/** The field the edge adds; a client may send one too, which the token leaves without effect. */
+export const EDGE_CLIENT_HEADER = "x-edge-client";
+
+const LF = 10;
+const encoder = new TextEncoder();
+
+/** A token for one process's edge and app: 128 random bits, as hex. */
+export function newEdgeToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The header line the edge adds for one client connection (built once per connection). */
+export function stampLine(token: string, address: string): Uint8Array {
+  return encoder.encode(`${EDGE_CLIENT_HEADER}: ${token} ${address}\r\n`);
+}
+
+/**
+ * A request head (request line first, as the edge's framer passes it on) with `stamp` after its
+ * request line.
+ */
+export function stampHead(head: Uint8Array, stamp: Uint8Array): Uint8Array {
+  const lineEnd = head.indexOf(LF) + 1;
+  const stamped = new Uint8Array(head.length + stamp.length);
+  stamped.set(head.subarray(0, lineEnd));
+  stamped.set(stamp, lineEnd);
+  stamped.set(head.subarray(lineEnd), lineEnd + stamp.length);
+  return stamped;
+}
+
+/**
+ * The client address the edge stamped on a request, from the field's value as the app's server
+ * gives it (values of the same field joined by ", ", the edge's first), or null when the
+ * request did not come through this process's edge.
+ */
+export function stampedClient(value: string | null, token: string): string | null {
+  if (value === null || value.length <= token.length || value[token.length] !== " ") return null;
+  // Every character compared, whatever the first difference: timing tells nothing of the token.
+  let difference = 0;
+  for (let i = 0; i < token.length; i++) difference |= value.charCodeAt(i) ^ token.charCodeAt(i);
+  if (difference !== 0) return null;
+  const comma = value.indexOf(",");
+  const address = value.slice(token.length + 1, comma === -1 ? undefined : comma).trim();
+  return address === "" ? null : address;
+}
