@@ -7,6 +7,7 @@ import {
   signInternalContext,
   verifyInternalContext,
 } from "./internal_context.ts";
+import { ALL_SCOPES } from "./scopes.ts";
 
 const SECRET = "internal-secret-for-tests-0123456789abcdef";
 const METHOD = "POST";
@@ -256,4 +257,73 @@ Deno.test("the signature is HMAC-SHA256 over method, target and payload, for any
       .digest("base64url");
     assert.equal(mac, expected, `a secret of ${secret.length} characters`);
   }
+});
+
+Deno.test("scopes travel as a bit set over ALL_SCOPES, and come back as the same set", async (t) => {
+  const key = await importContextKey(SECRET);
+  const roundTrip = async (scopes: string[]): Promise<string[]> => {
+    const header = await signInternalContext(key, METHOD, PATH, context({ scopes }));
+    const result = await verifyInternalContext(key, METHOD, PATH, header);
+    assert.ok(result.ok, JSON.stringify(result));
+    return result.context.scopes;
+  };
+  const signed = (payload: unknown): string => {
+    const text = base64Url(JSON.stringify(payload));
+    const sig = new Uint8Array(
+      createHmac("sha256", key.secret).update(`${METHOD}\n${PATH}\n${text}`).digest(),
+    );
+    return `${text}.${base64Url(String.fromCharCode(...sig))}`;
+  };
+
+  await t.step("every scope, none, and a few given in another order", async () => {
+    assert.deepEqual(await roundTrip([...ALL_SCOPES]), [...ALL_SCOPES]);
+    assert.deepEqual(await roundTrip([]), []);
+    // In ALL_SCOPES's order: a set, not a list (nothing reads its order).
+    assert.deepEqual(await roundTrip(["costs.read", "quotes.read", "quotes.read"]), [
+      "quotes.read",
+      "costs.read",
+    ]);
+    // Decoded once and then shared: a caller changing its copy changes nobody else's.
+    const first = await roundTrip(["quotes.read"]);
+    first.push("quotes.write");
+    assert.deepEqual(await roundTrip(["quotes.read"]), ["quotes.read"]);
+  });
+
+  await t.step("a name outside ALL_SCOPES goes as the list, unchanged", async () => {
+    assert.deepEqual(await roundTrip(["quotes.read", "future.scope"]), [
+      "quotes.read",
+      "future.scope",
+    ]);
+  });
+
+  await t.step("the header of a key with every scope is small", async () => {
+    const header = await signInternalContext(
+      key,
+      METHOD,
+      PATH,
+      context({
+        scopes: [...ALL_SCOPES],
+        organizationName: "Harness Print Co",
+        publicUrl: "http://127.0.0.1:8080",
+      }),
+    );
+    // With the 20 names written out it was 888 bytes.
+    assert.ok(header.length < 520, `${header.length} bytes`);
+  });
+
+  await t.step("signed scopes that are no set of ALL_SCOPES are malformed", async () => {
+    const base = { ...context(), scopes: undefined };
+    const tooHigh = (2 ** ALL_SCOPES.length).toString(36);
+    for (const scopes of [undefined, 12, "", "Z1", "zzzzzzzz", tooHigh, ["quotes.read", 7], null]) {
+      assert.deepEqual(
+        await verifyInternalContext(key, METHOD, PATH, signed({ ...base, scopes })),
+        { ok: false, reason: "malformed" },
+        JSON.stringify(scopes),
+      );
+    }
+    assert.deepEqual(
+      await verifyInternalContext(key, METHOD, PATH, signed(5)),
+      { ok: false, reason: "malformed" },
+    );
+  });
 });
