@@ -11,6 +11,8 @@ export interface Logger {
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** Whether a line at `level` is written: for fields that cost something to build. */
+  enabled(level: LogLevel): boolean;
 }
 
 export interface LoggerOptions {
@@ -57,6 +59,10 @@ class JsonLogger implements Logger {
 
   child(fields: LogFields): Logger {
     return new JsonLogger(this.min, { ...this.base, ...fields }, this.write);
+  }
+
+  enabled(level: LogLevel): boolean {
+    return RANK[level] >= this.min;
   }
 
   #emit(level: LogLevel, message: string, fields?: LogFields): void {

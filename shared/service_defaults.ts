@@ -110,8 +110,13 @@ export function requestContext(
     c.header("x-request-id", requestId);
     const started = performance.now();
     const method = c.req.method;
-    const path = loggablePath(c.req.path);
-    if (tracing()) {
+    const traced = tracing();
+    const accessLogged = logger.enabled("info");
+    // The path is read and stripped of anything shaped like a token only for a span or the
+    // access line: at LOG_LEVEL=warn without tracing neither exists, and it was work on every
+    // request of every process for nothing.
+    const path = traced || accessLogged ? loggablePath(c.req.path) : "";
+    if (traced) {
       await withIncomingContext(headers, () =>
         withSpan(`${method} ${path}`, {
           "http.request.method": method,
@@ -126,6 +131,7 @@ export function requestContext(
     }
     // An answer made otherwise (a Response of the handler's own) gets the id here.
     if (c.res.headers.get("x-request-id") !== requestId) c.header("x-request-id", requestId);
+    if (!accessLogged) return;
     c.get("log").info("request", {
       method,
       path,
