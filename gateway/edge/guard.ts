@@ -5,9 +5,9 @@
  * paired with a connection to the app's private server (an abstract Unix socket on Linux,
  * loopback elsewhere), and its bytes are passed on unchanged, but for the client's address
  * stamped on each request head (client_stamp.ts), while the framing (http_framing.ts) says what
- * the client is doing, so that the deadlines (deadlines.ts) can close what is too slow. Request heads the app's server would
- * refuse with an empty 400 are refused here with an error envelope instead. Accept failures
- * (EMFILE) are waited out, never fatal.
+ * the client is doing, so that the deadlines (deadlines.ts) can close what is too slow. Request
+ * heads the app's server would refuse with an empty 400 are refused here with an error envelope
+ * instead. Accept failures (EMFILE) are waited out, never fatal.
  */
 import type { Logger } from "@printshop/shared/log";
 import { Backoff } from "@printshop/shared/events/waker";
