@@ -1,5 +1,5 @@
 import { ApiError, parseJsonText } from "@printshop/shared/http";
-import { concatBytes } from "./bytes.ts";
+import { concatBytes } from "@printshop/shared/bytes";
 
 /**
  * Reads a request body up to `maxBytes`, refusing as soon as the limit is crossed: a declared

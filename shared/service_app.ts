@@ -17,7 +17,7 @@ import type {
   SuccessStatus,
 } from "./contracts/operation.ts";
 import { ApiError, insufficientScope } from "./http/errors.ts";
-import { envelopeText } from "./http/envelope.ts";
+import { envelopeParts, envelopeText } from "./http/envelope.ts";
 import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
 import type { Logger } from "./log.ts";
@@ -40,6 +40,21 @@ export function jsonText<T>(text: string): JsonText<T> {
   return new JsonText<T>(text);
 }
 
+/**
+ * UTF-8 JSON that arrives over time (a page the database sends row by row) and whose chunks
+ * together are one valid JSON value of type T: each chunk is sent as it comes, so the answer
+ * goes out while the rest is still being read. If the stream errors part way, the answer is cut
+ * short (the connection closes before its end), never completed with a status it did not earn.
+ */
+export class JsonStream<T> {
+  declare readonly _data: T;
+  constructor(readonly body: ReadableStream<Uint8Array>) {}
+}
+
+export function jsonStream<T>(body: ReadableStream<Uint8Array>): JsonStream<T> {
+  return new JsonStream<T>(body);
+}
+
 /** What a handler is given. */
 export interface Call<O extends Operation> {
   params: ParamsOf<O>;
@@ -58,7 +73,7 @@ export interface Call<O extends Operation> {
 
 type ReplyAt<O extends Operation, S extends StatusOf<O>> =
   & {
-    data: DataOf<O, S> | JsonText<DataOf<O, S>>;
+    data: DataOf<O, S> | JsonText<DataOf<O, S>> | JsonStream<DataOf<O, S>>;
     /** The envelope's message; "OK" unless given. */
     message?: string;
     /** The envelope's `status`: the operation's own outcome (spec 2.1); true unless given. */
@@ -187,25 +202,68 @@ function withSearchHint(error: unknown, hint: SearchHint, params: Record<string,
 }
 
 /** Writes the success envelope; with contract checks on, `data` must match its schema. */
-function send(
+async function send(
   c: ServiceContext,
   operation: Operation,
   reply: ReplyAt<Operation, SuccessStatus>,
   checks: boolean,
-): Response {
+): Promise<Response> {
   const status = reply.status ?? 200;
   const schema = operation.responses[status];
   if (schema === undefined) {
     throw new Error(`${operation.operationId} answered ${status}, which it does not declare`);
   }
-  const data = reply.data;
-  if (checks) {
+  let data = reply.data;
+  if (checks && data instanceof JsonStream) {
+    // A checked stream is read out first; what it gave is then sent as a stream all the same.
+    const bytes = await new Response(data.body).bytes();
+    assertMatches(schema, JSON.parse(decoder.decode(bytes)), checkedAnswer(operation, status));
+    data = jsonStream(ReadableStream.from([bytes]));
+  } else if (checks) {
     const value = data instanceof JsonText ? JSON.parse(data.text) : data;
-    assertMatches(schema, value, `The ${status} answer of ${operation.operationId}`);
+    assertMatches(schema, value, checkedAnswer(operation, status));
   }
   if (status === 204) return c.body(null, 204);
+  const headers = { "Content-Type": "application/json" };
+  if (data instanceof JsonStream) {
+    const [head, tail] = envelopeParts(reply.message, reply.result);
+    return c.body(enveloped(data.body, head, tail, c.get("log")), status, headers);
+  }
   const text = data instanceof JsonText ? data.text : JSON.stringify(data);
-  return c.body(envelopeText(text, reply.message, reply.result), status, {
-    "Content-Type": "application/json",
+  return c.body(envelopeText(text, reply.message, reply.result), status, headers);
+}
+
+const checkedAnswer = (operation: Operation, status: number): string =>
+  `The ${status} answer of ${operation.operationId}`;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** `data` inside the envelope's `head` and `tail`, chunk by chunk as it arrives. */
+function enveloped(
+  data: ReadableStream<Uint8Array>,
+  head: string,
+  tail: string,
+  log: Logger,
+): ReadableStream<Uint8Array> {
+  const reader = data.getReader();
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(head));
+    },
+    async pull(controller) {
+      try {
+        const next = await reader.read();
+        if (!next.done) return controller.enqueue(next.value);
+        controller.enqueue(encoder.encode(tail));
+        controller.close();
+      } catch (error) {
+        // The status and part of the answer are out: all that is left is to cut it short.
+        log.error("answer cut short: its data failed part way", { error: String(error) });
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
   });
 }

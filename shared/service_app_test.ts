@@ -17,7 +17,7 @@ import {
 import { serviceBaseConfig } from "./config.ts";
 import { ALL_SCOPES } from "./scopes.ts";
 import { writeEvent } from "./outbox.ts";
-import { createServiceApp, type Handlers, jsonText } from "./service_app.ts";
+import { createServiceApp, type Handlers, jsonStream, jsonText } from "./service_app.ts";
 import type { ServiceDeps } from "./service_main.ts";
 import { type Envelope, serviceHarness } from "./testing/mod.ts";
 
@@ -54,6 +54,17 @@ const thingOperations = operations("Things", {
     scope: "quotes.write",
     summary: "Delete",
     responses: { 200: Deleted },
+  },
+  streamThings: {
+    method: "GET",
+    path: "/v1/thing-stream",
+    scope: null,
+    summary: "Streamed",
+    query: z.strictObject({
+      failAfter: NonNegativeIntParam.optional(),
+      wrong: z.enum(["shape"]).optional(),
+    }),
+    responses: { 200: z.array(Thing) },
   },
   brokenThing: {
     method: "GET",
@@ -107,8 +118,27 @@ function handlers(deps: ServiceDeps<unknown>): Handlers<typeof thingOperations> 
     },
     deleteThing: ({ params }) => ({ data: { id: params.thingId }, message: "Thing deleted" }),
     brokenThing: ({ params }) => ({ data: { id: params.thingId, name: 42 } as never }),
+    streamThings: ({ query }) => {
+      // Three things in six chunks; with failAfter, the stream errors after that many chunks.
+      const name = query.wrong ? "42" : '"streamed"';
+      const chunks = ["[", `{"id":"${UUID_A}","name":${name}}`, ",", `{"id":"${UUID_B}",`];
+      chunks.push(`"name":${name}},{"id":"${UUID_C}","name":${name}}`, "]");
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === query.failAfter) return controller.error(new Error("the source failed"));
+          if (sent === chunks.length) return controller.close();
+          controller.enqueue(new TextEncoder().encode(chunks[sent++]));
+        },
+      });
+      return { data: jsonStream(body) };
+    },
   };
 }
+
+const UUID_A = "0190b1c2-3d4e-7f00-8a00-00000000000a";
+const UUID_B = "0190b1c2-3d4e-7f00-8a00-00000000000b";
+const UUID_C = "0190b1c2-3d4e-7f00-8a00-00000000000c";
 
 async function harness(contractChecks: boolean) {
   return await serviceHarness({
@@ -208,6 +238,33 @@ Deno.test("createServiceApp() sends a reply in the envelope, JSON text as it is"
   );
   const unknown = await call(h, "GET", "/v1/nothing-here");
   assertEquals([unknown.status, unknown.body.error], [404, "route_not_found"]);
+});
+
+Deno.test("createServiceApp() streams a JsonStream in the envelope, and cuts it short if it fails", async () => {
+  const things = [UUID_A, UUID_B, UUID_C].map((id) => `{"id":"${id}","name":"streamed"}`);
+  const whole = `{"status":true,"message":"OK","data":[${things.join(",")}]}`;
+  for (const checks of [false, true]) {
+    await using h = await harness(checks);
+    const res = await h.request("GET", "/v1/thing-stream");
+    assertEquals([res.status, res.headers.get("content-type")], [200, "application/json"]);
+    assertEquals(await res.text(), whole, `checks ${checks}: the chunks, in order, enveloped`);
+
+    // A stream that fails after the status was sent can only end the answer early: reading it
+    // fails, so no client takes a part for the whole.
+    const failing = await h.request("GET", "/v1/thing-stream?failAfter=3");
+    if (checks) {
+      // A checked stream is read out before anything is sent: its failure is a plain 500.
+      assertEquals(failing.status, 500);
+      assertEquals(((await failing.json()) as Envelope).error, "internal_error");
+    } else {
+      assertEquals(failing.status, 200);
+      await assert.rejects(failing.text());
+    }
+  }
+  // With checks on, the streamed JSON is held to the declaration like any other answer.
+  await using checked = await harness(true);
+  const wrong = await call(checked, "GET", "/v1/thing-stream?wrong=shape");
+  assertEquals([wrong.status, wrong.body.error], [500, "internal_error"]);
 });
 
 Deno.test("createServiceApp() with contract checks refuses an answer its declaration does not describe", async () => {

@@ -23,7 +23,7 @@ import {
 import { type Refusal, refusal, refusalResponse } from "./refusals.ts";
 import { SHED_SLOTS } from "./descriptors.ts";
 import { stampHead, stampLine } from "./client_stamp.ts";
-import { concatBytes } from "../bytes.ts";
+import { concatBytes } from "@printshop/shared/bytes";
 
 export interface EdgeLimits extends EdgeTimeouts, HeadLimits {
   maxConnections: number;

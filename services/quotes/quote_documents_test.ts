@@ -14,6 +14,7 @@ import type { Config } from "./config.ts";
 import { quoteJsonSql } from "./store/quote_json.ts";
 import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts";
 import { applyCustomerFacts } from "./store/customers.ts";
+import { listQuotesJson } from "./store/quotes.ts";
 
 type Json = Record<string, unknown>;
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
@@ -391,4 +392,45 @@ Deno.test("a document rendered before a change is never stored after it", async 
     }
   });
   assertEquals(await stored(), null);
+});
+
+Deno.test("a page of stored documents is streamed quote by quote; one missing is rendered", async () => {
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.unshift((await a.call("POST", "/v1/quotes", { reference: `Streamed ${i}` })).id as string);
+  }
+  const stored = async (): Promise<number> =>
+    (await h.sql<{ n: number }[]>`
+      SELECT count(document_with_costs)::int AS n FROM quotes WHERE organization_id = ${a.org}`)[0]!
+      .n;
+  const expected = async (offset = 0): Promise<string> =>
+    `{"items":[${
+      (await Promise.all(ids.slice(offset).map((id) => a.live(id, true)))).join(",")
+    }],"totalCount":3}`;
+  // The chunks the store gives, read directly: one per quote once every document is stored.
+  const chunks = async (offset = 0): Promise<string[]> => {
+    const stream = await listQuotesJson(h.sql, a.org, { offset }, 200, true);
+    return (await Array.fromAsync(stream)).map((c) => new TextDecoder().decode(c));
+  };
+
+  // Nothing stored yet: the page is rendered whole, and its documents stored.
+  assertEquals(await stored(), 0);
+  assertEquals((await chunks()).join(""), await expected());
+  assertEquals(await stored(), 3);
+  // All stored: the same bytes, one chunk per quote and one to close the page.
+  const streamed = await chunks();
+  assertEquals(streamed.join(""), await expected());
+  assertEquals(streamed.length, 4);
+  assertEquals(await a.text("/v1/quotes?limit=200"), await expected());
+  // One changed (its document cleared): the page is rendered again, never half-streamed.
+  await a.call("PATCH", `/v1/quotes/${ids[1]}`, { notes: "changed" });
+  assertEquals(await stored(), 2);
+  assertEquals((await chunks()).join(""), await expected());
+  assertEquals(await stored(), 3);
+  // An offset, and a page past the end, which still carries the count.
+  assertEquals((await chunks(1)).join(""), await expected(1));
+  assertEquals((await chunks(3)).join(""), '{"items":[],"totalCount":3}');
+  assertEquals(await a.text("/v1/quotes?offset=5"), '{"items":[],"totalCount":3}');
 });

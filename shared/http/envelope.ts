@@ -33,5 +33,11 @@ export function created<T>(c: Context, data: T, message: string): Response {
  * answers for it being one valid JSON value.
  */
 export function envelopeText(dataJson: string, message = "OK", status = true): string {
-  return `{"status":${status},"message":${JSON.stringify(message)},"data":${dataJson}}`;
+  const [head, tail] = envelopeParts(message, status);
+  return head + dataJson + tail;
+}
+
+/** The success envelope's text before its data and after it. */
+export function envelopeParts(message = "OK", status = true): [string, string] {
+  return [`{"status":${status},"message":${JSON.stringify(message)},"data":`, "}"];
 }

@@ -1,5 +1,5 @@
 import type { quoteOperations } from "@printshop/shared/contracts/quotes";
-import { type Handlers, jsonText } from "@printshop/shared/service-app";
+import { type Handlers, jsonStream, jsonText } from "@printshop/shared/service-app";
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
 import {
@@ -24,7 +24,7 @@ export function quoteRoutes(
       message: "Quote created",
     }),
     listQuotes: async ({ query, organizationId, costs }) => ({
-      data: jsonText(
+      data: jsonStream(
         await listQuotesJson(sql, organizationId, query, config.PAGE_SIZE_MAX, costs),
       ),
     }),

@@ -6,6 +6,7 @@
  * that changes anything they show, and every such change gives the row a new version (xmin), so
  * a document is stored only over the version it was rendered from.
  */
+import { concatBytes } from "@printshop/shared/bytes";
 import type { Fragment, Queryable, Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
@@ -109,7 +110,7 @@ export interface DocumentPageRequest {
 }
 
 /**
- * One page of quotes as the JSON text of `{"items":[…],"totalCount":N}`: each quote its stored
+ * One page of quotes as the UTF-8 JSON of `{"items":[…],"totalCount":N}`: each quote its stored
  * document or rendered by PostgreSQL (quote_json.ts), joined here without parsing, and what was
  * rendered stored afterwards (rememberDocuments). The same statements whatever the page's size
  * (no query per quote or row), and every page read whole in ONE statement, so its count, its
@@ -118,20 +119,25 @@ export interface DocumentPageRequest {
  * filter (a page whose documents were read by later statements could show a quote moved to
  * `sent` on a `status=draft` page).
  *
- * A page whose documents are stored takes that one statement: the count, the page's ids and
- * their stored texts. It names no render: its plan depends on the organisation's row estimate,
- * so PostgreSQL may plan it afresh on every call, which costs ~0.2 ms for this statement but
- * 3–10 ms with the render's SQL in it (tried: PostgreSQL then spent 3.6 ms per 20-quote list,
- * against 0.8 ms). When some of the page's quotes have no stored document, the page is read
- * again by the same statement with the render in it, and only what that one read gives is
- * answered; the plan's cost is then small beside the renders. The ids are chosen in a subquery
- * that carries no document, so rows an OFFSET skips are never read whole.
+ * A page whose documents are all stored is streamed: its statement's first row says so (with
+ * the count), and each document goes on to the answer as its row arrives, as bytes, so sending
+ * a 200-quote page (7.8 MB) overlaps PostgreSQL reading it, and no text is decoded or encoded
+ * on the way. That statement names no render: its plan depends on the organisation's row
+ * estimate, so PostgreSQL may plan it afresh on every call, which costs ~0.2 ms for this
+ * statement but 3–10 ms with the render's SQL in it (tried: PostgreSQL then spent 3.6 ms per
+ * 20-quote list, against 0.8 ms). When some of the page's quotes have no stored document, the
+ * page is read again by the same statement with the render in it, and only what that one read
+ * gives is answered, whole; the plan's cost is then small beside the renders. The ids are
+ * chosen in a subquery that carries no document, so rows an OFFSET skips are never read whole.
+ *
+ * The stream is ready when this resolves: a statement that fails before its first row rejects
+ * it. One that fails later errors the stream, and the answer is cut short (never completed).
  */
 export async function listDocumentsJson(
   sql: Sql,
   spec: ListSpec,
   { organizationId, query, pageSizeMax, costs }: DocumentPageRequest,
-): Promise<string> {
+): Promise<ReadableStream<Uint8Array>> {
   const where = rowConditions(sql, spec, sql`organization_id = ${organizationId}`, {
     named: query,
     search: query.search,
@@ -141,32 +147,38 @@ export async function listDocumentsJson(
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
     ORDER BY ${listOrderSql(sql, spec, query)}
     LIMIT ${pageLimit(query.limit, pageSizeMax)} OFFSET ${query.offset ?? 0})`;
-  const read = async (documents: Fragment): Promise<PageRow[]> => {
-    // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
-    const rows = await sql<PageRow[]>`
-      SELECT c.total, d.*
-      FROM (SELECT (SELECT count(*)::int FROM ${from} WHERE ${where}) AS total) c
-      LEFT JOIN (
-        SELECT p.n::int AS n, q.id, ${documents}
-        FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
-      ) d ON true`;
-    return rows[0]!.id === null ? [rows[0]!] : [...rows].sort((a, b) => a.n - b.n);
-  };
+  const total = sql`(SELECT count(*)::int FROM ${from} WHERE ${where})`;
   const column = sql.unsafe(`q.${documentColumn(costs)}`);
-  let rows = await read(sql`${column} AS json, NULL::text AS version, true AS stored`);
-  if (rows.some((r) => r.id !== null && r.json === null)) {
-    rows = await read(sql.unsafe(documentSelectSql(costs)));
-    await rememberDocuments(
-      sql,
-      rows.filter((r): r is PageRow & ReadDocument => r.id !== null),
-      costs,
-    );
-  }
-  const page = rows.filter((r): r is PageRow & { json: string } => r.id !== null);
-  return pageJson(page, rows[0]!.total);
+
+  // The page's rows are kept as they are (a stored document stays a pointer to its TOAST
+  // chunks), so knowing which have none costs no document read; each is read when sent.
+  const streamed = await streamPage(sql`
+    WITH page AS MATERIALIZED (
+      SELECT p.n, ${column} AS json
+      FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
+    )
+    SELECT c.total, c.missing, d.json
+    FROM (SELECT ${total} AS total,
+      (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing) c
+    LEFT JOIN page d ON true
+    ORDER BY d.n`);
+  if (streamed !== null) return streamed;
+
+  // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
+  const rows = await sql<PageRow[]>`
+    SELECT c.total, d.*
+    FROM (SELECT ${total} AS total) c
+    LEFT JOIN (
+      SELECT p.n::int AS n, q.id, ${sql.unsafe(documentSelectSql(costs))}
+      FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
+    ) d ON true
+    ORDER BY d.n`;
+  const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
+  await rememberDocuments(sql, page, costs);
+  return ReadableStream.from([encoder.encode(pageJson(page, rows[0]!.total))]);
 }
 
-/** A row of a page read: the count, and a quote of the page (none when the page is empty). */
+/** A row of a page read with renders: the count, and a quote of the page (none when empty). */
 interface PageRow {
   total: number;
   n: number;
@@ -175,6 +187,73 @@ interface PageRow {
   version: string | null;
   stored: boolean | null;
 }
+
+const encoder = new TextEncoder();
+const ITEMS_OPEN = encoder.encode('{"items":[');
+const ITEM_SEPARATOR = encoder.encode(",");
+const itemsClose = (total: number): Uint8Array<ArrayBuffer> =>
+  encoder.encode(`],"totalCount":${total}}`);
+
+/**
+ * Streams the page a `total, missing, json` statement reads (raw: each value as the bytes
+ * PostgreSQL sent), or answers null when `missing` says some document is not stored; then the
+ * statement is read to its end first, so the connection is free for the next one. Rows are
+ * pushed as they arrive, with no backpressure: what waits is at most one page, as much as a
+ * page held whole would be.
+ */
+async function streamPage(
+  query: Fragment,
+): Promise<ReadableStream<Uint8Array<ArrayBuffer>> | null> {
+  let controller!: ReadableStreamDefaultController<Uint8Array<ArrayBuffer>>;
+  let open = true;
+  const body = new ReadableStream<Uint8Array<ArrayBuffer>>({
+    start: (c) => {
+      controller = c;
+    },
+    cancel: () => {
+      open = false;
+    },
+  });
+  // Each chunk a copy, which keeps no chunk of the driver's read buffer alive.
+  const push = (...parts: Uint8Array[]): void => {
+    if (open) controller.enqueue(concatBytes(parts));
+  };
+  const head = Promise.withResolvers<{ total: number; missing: number }>();
+  let known: { total: number; missing: number } | undefined;
+  let items = 0;
+  const read = query.raw().forEach((row) => {
+    const [total, missing, json] = row as unknown as (Uint8Array | null)[];
+    if (known === undefined) {
+      known = { total: decimalOf(total), missing: decimalOf(missing) };
+      head.resolve(known);
+    }
+    if (known.missing > 0 || !json) return;
+    if (items++ === 0) push(ITEMS_OPEN, json);
+    else push(ITEM_SEPARATOR, json);
+  }).then(
+    () => {
+      if (known === undefined) throw new Error("the page's statement gave no row");
+      if (known.missing > 0) return;
+      if (items === 0) push(ITEMS_OPEN, itemsClose(known.total));
+      else push(itemsClose(known.total));
+      if (open) controller.close();
+    },
+  ).catch((error: unknown) => {
+    head.reject(error);
+    if (open) controller.error(error);
+  });
+  const { missing } = await head.promise;
+  if (missing === 0) return body;
+  await read;
+  return null;
+}
+
+/** A raw integer column: its decimal text. */
+function decimalOf(value: Uint8Array | null | undefined): number {
+  if (!value) throw new Error("the page's statement gave no count");
+  return Number(decoder.decode(value));
+}
+const decoder = new TextDecoder();
 
 /**
  * The page's text. Built with `+`, not joined: V8 then keeps the pieces as they are (a rope)

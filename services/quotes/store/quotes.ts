@@ -390,9 +390,9 @@ const QUOTE_LIST = listSpec(ListQuotesQuery, {
 });
 
 /**
- * One page of quotes as the JSON text of a QuotePage, `{"items":[…],"totalCount":N}`: each
- * quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without parsing
- * (quote_documents.ts, listDocumentsJson).
+ * One page of quotes as the UTF-8 JSON of a QuotePage, `{"items":[…],"totalCount":N}`, streamed:
+ * each quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without
+ * parsing (quote_documents.ts, listDocumentsJson).
  */
 export async function listQuotesJson(
   sql: Sql,
@@ -400,7 +400,7 @@ export async function listQuotesJson(
   query: ListQuotesQuery,
   pageSizeMax: number,
   costs: boolean,
-): Promise<string> {
+): Promise<ReadableStream<Uint8Array>> {
   return await listDocumentsJson(sql, QUOTE_LIST, { organizationId, query, pageSizeMax, costs });
 }
 
