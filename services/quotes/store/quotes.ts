@@ -218,13 +218,16 @@ async function insertQuote(
   return row.json;
 }
 
-/** The quote as JSON text, to send without parsing it; a document it rendered is kept. */
+/**
+ * The quote's JSON, to send without parsing it: its stored document's UTF-8 bytes, or the text
+ * rendered now (which is stored for the next read).
+ */
 export async function findQuoteJson(
   sql: Sql,
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<string> {
+): Promise<string | Uint8Array> {
   const stored = await storedDocument(sql, organizationId, quoteId, costs);
   if (stored === undefined) throw notFound("Quote", quoteId);
   if (stored !== null) return stored;
