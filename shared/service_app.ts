@@ -18,7 +18,6 @@ import type {
 } from "./contracts/operation.ts";
 import { ApiError, insufficientScope } from "./http/errors.ts";
 import { envelopeParts, envelopeText } from "./http/envelope.ts";
-import { concatBytes } from "./bytes.ts";
 import { parseOperationInput } from "./http/operation_input.ts";
 import type { InternalContext } from "./internal_context.ts";
 import type { Logger } from "./log.ts";
@@ -29,15 +28,15 @@ import type { ServiceDeps } from "./service_main.ts";
 import { type ServiceContext, serviceDefaults, type ServiceEnv } from "./service_defaults.ts";
 
 /**
- * JSON that is already one valid JSON value of type T (built by the database, say), as text or
- * as its UTF-8 bytes: sent as it is, neither parsed nor stringified again.
+ * JSON text that is already one valid JSON value of type T (built by the database, say): sent
+ * as it is, neither parsed nor stringified again.
  */
 export class JsonText<T> {
   declare readonly _data: T;
-  constructor(readonly text: string | Uint8Array) {}
+  constructor(readonly text: string) {}
 }
 
-export function jsonText<T>(text: string | Uint8Array): JsonText<T> {
+export function jsonText<T>(text: string): JsonText<T> {
   return new JsonText<T>(text);
 }
 
@@ -221,7 +220,7 @@ async function send(
     assertMatches(schema, JSON.parse(decoder.decode(bytes)), checkedAnswer(operation, status));
     data = jsonStream(ReadableStream.from([bytes]));
   } else if (checks) {
-    const value = data instanceof JsonText ? JSON.parse(textOf(data.text)) : data;
+    const value = data instanceof JsonText ? JSON.parse(data.text) : data;
     assertMatches(schema, value, checkedAnswer(operation, status));
   }
   if (status === 204) return c.body(null, 204);
@@ -230,17 +229,9 @@ async function send(
     const [head, tail] = envelopeParts(reply.message, reply.result);
     return c.body(enveloped(data.body, head, tail, c.get("log")), status, headers);
   }
-  const json = data instanceof JsonText ? data.text : JSON.stringify(data);
-  if (typeof json === "string") {
-    return c.body(envelopeText(json, reply.message, reply.result), status, headers);
-  }
-  // Bytes stay bytes: the envelope is written around them, in one copy.
-  const [head, tail] = envelopeParts(reply.message, reply.result);
-  return c.body(concatBytes([encoder.encode(head), json, encoder.encode(tail)]), status, headers);
+  const text = data instanceof JsonText ? data.text : JSON.stringify(data);
+  return c.body(envelopeText(text, reply.message, reply.result), status, headers);
 }
-
-const textOf = (json: string | Uint8Array): string =>
-  typeof json === "string" ? json : decoder.decode(json);
 
 const checkedAnswer = (operation: Operation, status: number): string =>
   `The ${status} answer of ${operation.operationId}`;

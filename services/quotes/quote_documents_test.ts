@@ -15,6 +15,7 @@ import { quoteJsonSql } from "./store/quote_json.ts";
 import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts";
 import { applyCustomerFacts } from "./store/customers.ts";
 import { listQuotesJson } from "./store/quotes.ts";
+import { concatBytes } from "@printshop/shared/bytes";
 
 type Json = Record<string, unknown>;
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
@@ -419,8 +420,8 @@ Deno.test("a page of stored documents is streamed quote by quote; one missing is
   assertEquals(await stored(), 0);
   assertEquals((await chunks()).join(""), await expected());
   assertEquals(await stored(), 3);
-  // All stored: the same bytes, the rows sent as they came (here in one read), before the
-  // statement's end closes the page in a chunk of its own.
+  // All stored: the same bytes, the documents in runs as their rows came (three small ones
+  // make one), then the statement's end closes the page in a chunk of its own.
   const streamed = await chunks();
   assertEquals(streamed.join(""), await expected());
   assertEquals(streamed.length, 2);
@@ -435,4 +436,28 @@ Deno.test("a page of stored documents is streamed quote by quote; one missing is
   assertEquals((await chunks(1)).join(""), await expected(1));
   assertEquals((await chunks(3)).join(""), '{"items":[],"totalCount":3}');
   assertEquals(await a.text("/v1/quotes?offset=5"), '{"items":[],"totalCount":3}');
+});
+
+Deno.test("a page larger than a run is streamed in several, each document once and in order", async () => {
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  const ids: string[] = [];
+  // 20 KB of UTF-8 each (10,000 two-byte characters): eight make two runs of ~128 KB.
+  for (let i = 0; i < 8; i++) {
+    const quote = await a.call("POST", "/v1/quotes", {
+      reference: `Long ${i}`,
+      notes: "é".repeat(10_000),
+    });
+    ids.unshift(quote.id as string);
+  }
+  await a.text("/v1/quotes"); // the first read renders and stores them
+  const stream = await listQuotesJson(h.sql, a.org, {}, 200, true);
+  const chunks = await Array.fromAsync(stream);
+  const lives = await Promise.all(ids.map((id) => a.live(id, true)));
+  assertEquals(
+    new TextDecoder().decode(concatBytes(chunks)),
+    `{"items":[${lives.join(",")}],"totalCount":8}`,
+  );
+  assertEquals(chunks.length, 3, "two runs and the closing chunk");
+  assertEquals(await a.text("/v1/quotes"), `{"items":[${lives.join(",")}],"totalCount":8}`);
 });

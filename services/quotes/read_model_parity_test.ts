@@ -356,7 +356,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
       await t.step(`findQuoteJson parses to toQuote's quote, ${who}`, async () => {
         const expected = await presented(a.h.sql, a.org, ids, costs);
         for (const id of ids) {
-          const text = textOf(await findQuoteJson(a.h.sql, a.org, id, costs));
+          const text = await findQuoteJson(a.h.sql, a.org, id, costs);
           assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}`);
         }
         // Another organisation's quote is not found, exactly like a missing one.
@@ -371,7 +371,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
           await tx`SET LOCAL TimeZone = 'Australia/Adelaide'`;
           const expected = await presented(tx, a.org, ids, costs);
           for (const id of ids) {
-            const text = textOf(await findQuoteJson(tx, a.org, id, costs));
+            const text = await findQuoteJson(tx, a.org, id, costs);
             assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}, Adelaide`);
           }
         });
@@ -419,8 +419,3 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
     await a.h.close();
   }
 });
-
-/** A quote's JSON as findQuoteJson gives it: rendered text, or a stored document's bytes. */
-function textOf(json: string | Uint8Array): string {
-  return typeof json === "string" ? json : new TextDecoder().decode(json);
-}

@@ -6,7 +6,6 @@
  * that changes anything they show, and every such change gives the row a new version (xmin), so
  * a document is stored only over the version it was rendered from.
  */
-import { concatBytes } from "@printshop/shared/bytes";
 import type { Fragment, Queryable, Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
@@ -83,8 +82,7 @@ async function storeDocuments(
 }
 
 /**
- * The quote's stored document, as the UTF-8 bytes PostgreSQL sent (raw: never decoded to a
- * string, to be encoded again for the answer); null when it has none stored, undefined when this
+ * The quote's stored document: a string, null when it has none stored, undefined when this
  * organisation has no such quote. A statement apart from the render: PostgreSQL keeps one cheap
  * plan for it, where a statement carrying the render's SQL (quote_json.ts) costs it ~0.4 ms more
  * per call even when COALESCE never evaluates the render.
@@ -94,11 +92,11 @@ export async function storedDocument(
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<Uint8Array | null | undefined> {
-  const [row] = await sql`
+): Promise<string | null | undefined> {
+  const [row] = await sql<{ json: string | null }[]>`
     SELECT ${sql.unsafe(documentColumn(costs))} AS json FROM quotes
-    WHERE id = ${quoteId} AND organization_id = ${organizationId}`.raw();
-  return row === undefined ? undefined : row[0] as Uint8Array | null;
+    WHERE id = ${quoteId} AND organization_id = ${organizationId}`;
+  return row?.json;
 }
 
 /** One page of a quote list: whose quotes, what the query asks, and the caller's visibility. */
@@ -152,17 +150,28 @@ export async function listDocumentsJson(
   const column = sql.unsafe(`q.${documentColumn(costs)}`);
 
   // The page's rows are kept as they are (a stored document stays a pointer to its TOAST
-  // chunks), so knowing which have none costs no document read; each is read when sent.
+  // chunks), so knowing which have none costs no document read; each is read when sent. They go
+  // out in runs of ~128 KB (a document's length is in its TOAST pointer: summing them reads
+  // none), each run with what goes before it in the page's JSON, so the bytes PostgreSQL sends
+  // are passed on as they arrive, in chunks few enough for every hop to pass cheaply.
   const streamed = await streamPage(sql`
     WITH page AS MATERIALIZED (
       SELECT p.n, ${column} AS json
       FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
+    ), runs AS (
+      SELECT n, json,
+        (sum(octet_length(json)) OVER (ORDER BY n) - octet_length(json)) / ${CHUNK_BYTES} AS run
+      FROM page
     )
     SELECT c.total, c.missing, d.json
     FROM (SELECT ${total} AS total,
       (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing) c
-    LEFT JOIN page d ON true
-    ORDER BY d.n`);
+    LEFT JOIN (
+      SELECT run, CASE WHEN min(n) = 1 THEN ${ITEMS_OPEN}::text ELSE ',' END
+        || string_agg(json, ',' ORDER BY n) AS json
+      FROM runs GROUP BY run
+    ) d ON true
+    ORDER BY d.run`);
   if (streamed !== null) return streamed;
 
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
@@ -189,25 +198,26 @@ interface PageRow {
   stored: boolean | null;
 }
 
+const ITEMS_OPEN = '{"items":[';
+/** The length a page's documents are sent in runs of: a few documents of a full quote. */
+const CHUNK_BYTES = 128 * 1024;
 const encoder = new TextEncoder();
-const ITEMS_OPEN = encoder.encode('{"items":[');
-const ITEM_SEPARATOR = encoder.encode(",");
-const itemsClose = (total: number): Uint8Array<ArrayBuffer> =>
-  encoder.encode(`],"totalCount":${total}}`);
 
 /**
  * Streams the page a `total, missing, json` statement reads (raw: each value as the bytes
- * PostgreSQL sent), or answers null when `missing` says some document is not stored; then the
- * statement is read to its end first, so the connection is free for the next one. Rows are
- * pushed as they arrive, with no backpressure: what waits is at most one page, as much as a
- * page held whole would be.
+ * PostgreSQL sent; `json` a run of documents with what precedes it in the page), or answers null when
+ * `missing` says some document is not stored; then the statement is read to its end first, so
+ * the connection is free for the next one. Each row's bytes go out as they are, never copied (the
+ * driver reads every packet into a buffer of its own, never reused). Rows are pushed as they
+ * arrive, with no backpressure: what waits is at most one page, as much as a page held whole
+ * would be.
  */
 async function streamPage(
   query: Fragment,
-): Promise<ReadableStream<Uint8Array<ArrayBuffer>> | null> {
-  let controller!: ReadableStreamDefaultController<Uint8Array<ArrayBuffer>>;
+): Promise<ReadableStream<Uint8Array> | null> {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
-  const body = new ReadableStream<Uint8Array<ArrayBuffer>>({
+  const body = new ReadableStream<Uint8Array>({
     start: (c) => {
       controller = c;
     },
@@ -215,18 +225,8 @@ async function streamPage(
       open = false;
     },
   });
-  // The rows the driver parses from one read of its socket, in one synchronous loop, go out as
-  // one chunk, copied once at the end of that loop (a microtask, so before the driver can read
-  // again): fewer, larger chunks for every hop to pass on, and none keeps a driver buffer alive.
-  const pending: Uint8Array[] = [];
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    if (open) controller.enqueue(concatBytes(pending));
-    pending.length = 0;
-  };
-  const push = (...parts: Uint8Array[]): void => {
-    if (pending.length === 0) queueMicrotask(flush);
-    pending.push(...parts);
+  const push = (bytes: Uint8Array): void => {
+    if (open) controller.enqueue(bytes);
   };
   const head = Promise.withResolvers<{ total: number; missing: number }>();
   let known: { total: number; missing: number } | undefined;
@@ -238,15 +238,13 @@ async function streamPage(
       head.resolve(known);
     }
     if (known.missing > 0 || !json) return;
-    if (items++ === 0) push(ITEMS_OPEN, json);
-    else push(ITEM_SEPARATOR, json);
+    items++;
+    push(json);
   }).then(
     () => {
       if (known === undefined) throw new Error("the page's statement gave no row");
       if (known.missing > 0) return;
-      if (items === 0) push(ITEMS_OPEN);
-      push(itemsClose(known.total));
-      flush();
+      push(encoder.encode(`${items === 0 ? ITEMS_OPEN : ""}],"totalCount":${known.total}}`));
       if (open) controller.close();
     },
   ).catch((error: unknown) => {
@@ -275,5 +273,5 @@ function pageJson(documents: readonly { json: string }[], totalCount: number): s
   for (let i = 0; i < documents.length; i++) {
     items = i === 0 ? documents[i]!.json : items + "," + documents[i]!.json;
   }
-  return '{"items":[' + items + '],"totalCount":' + totalCount + "}";
+  return ITEMS_OPEN + items + '],"totalCount":' + totalCount + "}";
 }

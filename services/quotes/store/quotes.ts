@@ -218,16 +218,13 @@ async function insertQuote(
   return row.json;
 }
 
-/**
- * The quote's JSON, to send without parsing it: its stored document's UTF-8 bytes, or the text
- * rendered now (which is stored for the next read).
- */
+/** The quote as JSON text, to send without parsing it; a document it rendered is kept. */
 export async function findQuoteJson(
   sql: Sql,
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<string | Uint8Array> {
+): Promise<string> {
   const stored = await storedDocument(sql, organizationId, quoteId, costs);
   if (stored === undefined) throw notFound("Quote", quoteId);
   if (stored !== null) return stored;
