@@ -395,7 +395,7 @@ Deno.test("a document rendered before a change is never stored after it", async 
   assertEquals(await stored(), null);
 });
 
-Deno.test("a page of stored documents is streamed quote by quote; one missing is rendered", async () => {
+Deno.test("a page of stored documents is streamed as it is read; one missing is rendered", async () => {
   await using h = await serviceHarness(quotesService);
   const a = api(h);
   const ids: string[] = [];
