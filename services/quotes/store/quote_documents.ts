@@ -153,7 +153,11 @@ export async function listDocumentsJson(
   // chunks), so knowing which have none costs no document read; each is read when sent. They go
   // out in runs of ~128 KB (a document's length is in its TOAST pointer: summing them reads
   // none), each run with what goes before it in the page's JSON, so the bytes PostgreSQL sends
-  // are passed on as they arrive, in chunks few enough for every hop to pass cheaply.
+  // are passed on as they arrive, in chunks few enough for every hop to pass cheaply. The runs
+  // are the statement's only FROM item, so their aggregate's order is the answer's and nothing
+  // sorts the joined text: a Sort above it (a join to the counts did that) held a whole page's
+  // text before sending any, 25 ms for 200 quotes. An empty page is one run of none (the VALUES
+  // row), which still carries the count.
   const streamed = await streamPage(sql`
     WITH page AS MATERIALIZED (
       SELECT p.n, ${column} AS json
@@ -163,15 +167,12 @@ export async function listDocumentsJson(
         (sum(octet_length(json)) OVER (ORDER BY n) - octet_length(json)) / ${CHUNK_BYTES} AS run
       FROM page
     )
-    SELECT c.total, c.missing, d.json
-    FROM (SELECT ${total} AS total,
-      (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing) c
-    LEFT JOIN (
-      SELECT run, CASE WHEN min(n) = 1 THEN ${ITEMS_OPEN}::text ELSE ',' END
-        || string_agg(json, ',' ORDER BY n) AS json
-      FROM runs GROUP BY run
-    ) d ON true
-    ORDER BY d.run`);
+    SELECT ${total} AS total, (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing,
+      CASE WHEN min(r.n) = 1 THEN ${ITEMS_OPEN}::text ELSE ',' END
+        || string_agg(r.json, ',' ORDER BY r.n) AS json
+    FROM (VALUES (0)) AS z (run) LEFT JOIN runs r ON true
+    GROUP BY coalesce(r.run, 0)
+    ORDER BY coalesce(r.run, 0)`);
   if (streamed !== null) return streamed;
 
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
