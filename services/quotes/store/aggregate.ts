@@ -40,10 +40,28 @@ export async function lockQuoteForEdit(
   what = "Quote",
   id = quoteId,
 ): Promise<LockedQuote> {
+  return editable(await lockQuoteWhere(tx, organizationId, tx`${quoteId}`), what, id);
+}
+
+/**
+ * Locks the organisation's quote whose id `id` gives (a value, or a sub-select), with an UPDATE
+ * that clears its documents rather than a SELECT … FOR UPDATE: the change about to be made clears
+ * them anyway (migration 0004's triggers), and once the transaction has, the touches of its row
+ * statements find the quote cleared and run no statement of their own (migration 0007). The lock
+ * held is as good here: every writer of a quote's rows takes this same lock first, and a
+ * document is stored only under FOR UPDATE … SKIP LOCKED, which passes a quote held by it. A quote that refuses the change
+ * (editable) is answered with an error, and the transaction takes the clearing back.
+ */
+async function lockQuoteWhere(
+  tx: TransactionSql,
+  organizationId: string,
+  id: Fragment,
+): Promise<QuoteLockRow | undefined> {
   const [row] = await tx<QuoteLockRow[]>`
-    SELECT id, status, tax_rate_pct FROM quotes
-    WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
-  return editable(row, what, id);
+    UPDATE quotes SET document_with_costs = NULL, document_without_costs = NULL
+    WHERE organization_id = ${organizationId} AND id = ${id}
+    RETURNING id, status, tax_rate_pct`;
+  return row;
 }
 
 interface QuoteLockRow {
@@ -77,12 +95,13 @@ export async function lockQuoteOfRow(
   rowId: string,
   what: string,
 ): Promise<LockedQuote> {
-  const [row] = await tx<QuoteLockRow[]>`
-    SELECT id, status, tax_rate_pct FROM quotes
-    WHERE organization_id = ${organizationId} AND id = (
-      SELECT quote_id FROM ${tx(table)} WHERE organization_id = ${organizationId} AND id = ${rowId}
-    )
-    FOR UPDATE`;
+  const row = await lockQuoteWhere(
+    tx,
+    organizationId,
+    tx`(SELECT quote_id FROM ${
+      tx(table)
+    } WHERE organization_id = ${organizationId} AND id = ${rowId})`,
+  );
   return editable(row, what, rowId);
 }
 
