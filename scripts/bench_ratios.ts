@@ -20,21 +20,23 @@
  * its floor are not taken one after the other but in ALTERNATING_SLICES slices each, alternating
  * in ABBA order (floor, product, product, floor, …): a steady drift, and whichever side runs first
  * in a slice, then weigh on both. Latencies are pooled over the slices and req/s is every answer
- * over every measured second. The write floor is measured again before each of the other writes.
+ * over every measured second. Every write load has the write floor beside it, measured again.
  * - proxy floor, `GET /v1/me` and `GET /v1/reference/limits` through the gateway, alternating;
  * - write floor and `POST /v1/quotes` `{ "reference": "…" }` (16 writers, one organisation),
  *   alternating, with a wait after every slice until the quotes outbox is published (the
  *   longest is reported), so the relay's backlog never runs under the next slice;
- * - write floor, then lines of 5 variants: each of the 16 connections, in turn, adds a Garment
- *   line to a group of its quote (`POST /v1/quote-groups/{id}/lines`), its 5 variants
- *   (`POST /v1/quote-lines/{id}/variants`, one by one, as the API takes them: a line is created
- *   without variants) and deletes the line again (`DELETE /v1/quote-lines/{id}`), the groups
- *   taken in rotation. The line POST and the variant POSTs each get the issue's p99 goal; the
- *   delete is reported, not judged. Then the outbox wait;
- * - write floor, then `PATCH /v1/quote-variants/{id}` `{ "quantity": … }`: each connection
- *   walks the 60 variants of its quote, each PATCH changing the quantity (base + 1, then back),
- *   so the line's quantity and the quote's totals are recomputed every time. Then the outbox
- *   wait;
+ * - write floor and lines of 5 variants, alternating, with the same wait: each of the 16
+ *   connections, in turn, adds a Garment line to a group of its quote
+ *   (`POST /v1/quote-groups/{id}/lines`), its 5 variants (`POST /v1/quote-lines/{id}/variants`,
+ *   one by one, as the API takes them: a line is created without variants) and deletes the line
+ *   again (`DELETE /v1/quote-lines/{id}`), the groups taken in rotation. A turn begun before its
+ *   slice ends runs to its end (and its time counts); the next slice goes on from there. The
+ *   line POST and the variant POSTs each get the issue's p99 goal; the delete is reported, not
+ *   judged;
+ * - write floor and `PATCH /v1/quote-variants/{id}` `{ "quantity": … }`, alternating, with the
+ *   same wait: each connection walks the 60 variants of its quote, each PATCH changing the
+ *   quantity (base + 1, then back), so the line's quantity and the quote's totals are recomputed
+ *   every time;
  * - read floor over a copy of the organisation's quotes rows as they are now, and
  *   `GET /v1/quotes?limit=20` (the same rows), alternating;
  * - single-row floor (the full quote's own answer stored as one row), and `GET /v1/quotes/{id}`
@@ -780,12 +782,12 @@ export interface RatiosReport {
   floors: {
     where: string;
     proxy: Measured;
-    /** Measured just before the quote create. */
+    /** Alternating with the quote create. */
     write: Measured;
-    /** The same write floor again, just before the line writers. */
-    writeBeforeLines: Measured;
-    /** …and just before the variant PATCHes. */
-    writeBeforePatch: Measured;
+    /** The same write floor again, alternating with the line writers. */
+    writeBesideLines: Measured;
+    /** …and alternating with the variant PATCHes. */
+    writeBesidePatch: Measured;
     read: Measured & { rows: number };
     singleRow: Measured & { documentBytes: number };
   };
@@ -1219,68 +1221,84 @@ export async function runRatiosBench(
       }, warmupS);
       return { sample, cpu: await cpuBetween(before!, after!, processes) };
     };
-    const measureTurns = async (
-      request: string,
-      turns: Turn[],
-      perRequestOf?: string,
-    ): Promise<
-      { byLabel: Record<string, LoadFigures>; cpu: CpuFigures; cpuMs: Record<string, number> }
-    > => {
-      console.error(`[ratios] ${request}: ${durationS} s, ${turns.length} connections…`);
-      const { sample, cpu } = await sampleTurns(turns, durationS, WARMUP_S);
-      const byLabel = figuresOfSamples([sample], turns.length);
-      return { byLabel, cpu, cpuMs: perRequest(byLabel, cpu, turns.length, perRequestOf) };
-    };
-    const measure = async (request: string, target: Target): Promise<Measured> => {
-      const m = await measureTurns(request, sameRequest(target));
-      return {
-        request,
-        ...(m.byLabel[""] ?? noFigures(CONNECTIONS)),
-        cpu: m.cpu,
-        cpuMsPerRequest: m.cpuMs,
-      };
-    };
+    /** Figures by label of turns measured in slices, with the CPU around them. */
+    interface TurnsMeasured {
+      byLabel: Record<string, LoadFigures>;
+      cpu: CpuFigures;
+      cpuMs: Record<string, number>;
+    }
+    /** A side's figures as one request's (the label "" that sameRequest's turns record). */
+    const measuredOf = (request: string, m: TurnsMeasured): Measured => ({
+      request,
+      ...(m.byLabel[""] ?? noFigures(CONNECTIONS)),
+      cpu: m.cpu,
+      cpuMsPerRequest: m.cpuMs,
+    });
     /**
-     * A product request and its floor (or floors and requests) measured in ALTERNATING_SLICES
-     * alternating slices of durationS ÷ ALTERNATING_SLICES each, in ABBA order, rather than one
-     * after the other: this machine's speed drifts by tens of per cent within a minute, and two
-     * runs in a row put that drift straight into their ratio. `between` runs after every slice
-     * (untimed), so that work a load leaves behind (an outbox to publish) does not run under the
-     * next one.
+     * Loads (each a set of turns, one per connection) and their floors measured in
+     * ALTERNATING_SLICES alternating slices of durationS ÷ ALTERNATING_SLICES each, in ABBA order,
+     * rather than one after the other: this machine's speed drifts by tens of per cent within a
+     * minute, and two runs in a row put that drift straight into their ratio. A turn function
+     * keeps its state from one slice to the next (a line writer goes on with its next group).
+     * `between` runs after every slice (untimed), so that work a load leaves behind (an outbox
+     * to publish) does not run under the next one. CPU is per request, or per turn of the label
+     * `perRequestOf` names.
      */
-    const measureAlternating = async (
-      sides: readonly { request: string; target: Target }[],
+    const measureAlternatingTurns = async (
+      sides: readonly { request: string; turns: Turn[]; perRequestOf?: string }[],
       between?: () => Promise<unknown>,
-    ): Promise<Measured[]> => {
+    ): Promise<TurnsMeasured[]> => {
       const sliceS = durationS / ALTERNATING_SLICES;
       console.error(
         `[ratios] ${sides.map((s) => s.request).join(" ⇄ ")}: ${durationS} s each, in ` +
           `${ALTERNATING_SLICES} alternating slices, ${CONNECTIONS} connections…`,
       );
       const taken = sides.map(() => ({ samples: [] as LoadSample[], cpu: [] as CpuFigures[] }));
-      const turns = sides.map((side) => sameRequest(side.target));
       const warmed = new Set<number>();
       for (const order of alternatingOrder(sides.length, ALTERNATING_SLICES)) {
         for (const i of order) {
           const warmupS = warmed.has(i) ? SLICE_WARMUP_S : WARMUP_S;
           warmed.add(i);
-          const { sample, cpu } = await sampleTurns(turns[i]!, sliceS, warmupS);
+          const { sample, cpu } = await sampleTurns(sides[i]!.turns, sliceS, warmupS);
           taken[i]!.samples.push(sample);
           taken[i]!.cpu.push(cpu);
           await between?.();
         }
       }
       return sides.map((side, i) => {
-        const figures = figuresOfSamples(taken[i]!.samples, CONNECTIONS)[""] ??
-          noFigures(CONNECTIONS);
+        const byLabel = figuresOfSamples(taken[i]!.samples, side.turns.length);
         const cpu = sumCpu(taken[i]!.cpu);
         return {
-          request: side.request,
-          ...figures,
+          byLabel,
           cpu,
-          cpuMsPerRequest: perRequest({ "": figures }, cpu, CONNECTIONS),
+          cpuMs: perRequest(byLabel, cpu, side.turns.length, side.perRequestOf),
         };
       });
+    };
+    /** measureAlternatingTurns of one request per side, each sent again once answered. */
+    const measureAlternating = async (
+      sides: readonly { request: string; target: Target }[],
+      between?: () => Promise<unknown>,
+    ): Promise<Measured[]> => {
+      const measured = await measureAlternatingTurns(
+        sides.map((side) => ({ request: side.request, turns: sameRequest(side.target) })),
+        between,
+      );
+      return sides.map((side, i) => measuredOf(side.request, measured[i]!));
+    };
+    /**
+     * A `between` for loads that write: waits after each slice until the quotes outbox is
+     * published, keeping the longest wait (null once one timed out).
+     */
+    const outboxDrains = (): { between: () => Promise<void>; longestS: () => number | null } => {
+      let longest: number | null = 0;
+      return {
+        between: async () => {
+          const drained = await waitOutboxDrained(sql);
+          longest = drained === null || longest === null ? null : Math.max(longest, drained);
+        },
+        longestS: () => longest,
+      };
     };
 
     let n = 0;
@@ -1340,37 +1358,35 @@ export async function runRatiosBench(
 
     // The relay's backlog is published after every slice, outside the timed runs: the longest
     // such wait is reported.
-    let outboxDrainSeconds: number | null = 0;
+    const createDrains = outboxDrains();
     const [writeFloor, createQuote] = await measureAlternating([
       { request: "naive proxy → POST one transaction", target: writeFloorTarget },
       { request: "POST /v1/quotes", target: targets.createQuote },
-    ], async () => {
-      const drained = await waitOutboxDrained(sql);
-      outboxDrainSeconds = drained === null || outboxDrainSeconds === null
-        ? null
-        : Math.max(outboxDrainSeconds, drained);
-    }) as [Measured, Measured];
+    ], createDrains.between) as [Measured, Measured];
+    const outboxDrainSeconds = createDrains.longestS();
 
-    const writeBeforeLines = await measure(
-      "naive proxy → POST one transaction (before the lines)",
-      writeFloorTarget,
-    );
-    const lines = await measureTurns(
-      `POST …/lines + ${VARIANTS_PER_LINE} × POST …/variants + DELETE, a quote per writer`,
-      lineTurns,
-      "line",
-    );
-    const linesDrainSeconds = await waitOutboxDrained(sql);
+    const linesDrains = outboxDrains();
+    const besideLines = "naive proxy → POST one transaction (beside the lines)";
+    const [writeBesideLinesTurns, lines] = await measureAlternatingTurns([
+      { request: besideLines, turns: sameRequest(writeFloorTarget) },
+      {
+        request:
+          `POST …/lines + ${VARIANTS_PER_LINE} × POST …/variants + DELETE, a quote per writer`,
+        turns: lineTurns,
+        perRequestOf: "line",
+      },
+    ], linesDrains.between) as [TurnsMeasured, TurnsMeasured];
+    const writeBesideLines = measuredOf(besideLines, writeBesideLinesTurns);
+    const linesDrainSeconds = linesDrains.longestS();
 
-    const writeBeforePatch = await measure(
-      "naive proxy → POST one transaction (before the PATCHes)",
-      writeFloorTarget,
-    );
-    const patch = await measureTurns(
-      "PATCH /v1/quote-variants/{id}, a quote per writer",
-      patchTurns,
-    );
-    const patchDrainSeconds = await waitOutboxDrained(sql);
+    const patchDrains = outboxDrains();
+    const besidePatch = "naive proxy → POST one transaction (beside the PATCHes)";
+    const [writeBesidePatchTurns, patch] = await measureAlternatingTurns([
+      { request: besidePatch, turns: sameRequest(writeFloorTarget) },
+      { request: "PATCH /v1/quote-variants/{id}, a quote per writer", turns: patchTurns },
+    ], patchDrains.between) as [TurnsMeasured, TurnsMeasured];
+    const writeBesidePatch = measuredOf(besidePatch, writeBesidePatchTurns);
+    const patchDrainSeconds = patchDrains.longestS();
 
     const rows = await floors.syncReadFloor(organizationId);
     const [readFloor, listQuotes] = await measureAlternating([
@@ -1424,21 +1440,21 @@ export async function runRatiosBench(
       goal(
         "POST …/lines p99 ÷ write floor p99",
         createLine.p99Ms,
-        writeBeforeLines.p99Ms,
+        writeBesideLines.p99Ms,
         "≤",
         4,
       ),
       goal(
         "  its 5 × POST …/variants p99 ÷ write floor p99",
         createLine.variants.p99Ms,
-        writeBeforeLines.p99Ms,
+        writeBesideLines.p99Ms,
         "≤",
         4,
       ),
       goal(
         "PATCH /v1/quote-variants/{id} p99 ÷ write floor p99",
         patchVariant.p99Ms,
-        writeBeforePatch.p99Ms,
+        writeBesidePatch.p99Ms,
         "≤",
         4,
       ),
@@ -1475,17 +1491,17 @@ export async function runRatiosBench(
       ratio(
         "POST …/lines req/s ÷ write floor",
         createLine.requestsPerSecond,
-        writeBeforeLines.requestsPerSecond,
+        writeBesideLines.requestsPerSecond,
       ),
       ratio(
         "  its POST …/variants req/s ÷ write floor",
         createLine.variants.requestsPerSecond,
-        writeBeforeLines.requestsPerSecond,
+        writeBesideLines.requestsPerSecond,
       ),
       ratio(
         "PATCH /v1/quote-variants/{id} req/s ÷ write floor",
         patchVariant.requestsPerSecond,
-        writeBeforePatch.requestsPerSecond,
+        writeBesidePatch.requestsPerSecond,
       ),
     ];
 
@@ -1547,8 +1563,8 @@ export async function runRatiosBench(
           "stack's PostgreSQL server and database, schema bench_floors (scripts/bench_floors.ts)",
         proxy: proxyFloor,
         write: writeFloor,
-        writeBeforeLines,
-        writeBeforePatch,
+        writeBesideLines,
+        writeBesidePatch,
         read: { ...readFloor, rows },
         singleRow: { ...singleRowFloor, documentBytes: new TextEncoder().encode(full.json).length },
       },
@@ -2104,11 +2120,11 @@ export function formatRatiosReport(
     ["GET /v1/reference/limits", p.limits],
     ["floor: proxy → write tx", f.write],
     ["POST /v1/quotes", p.createQuote],
-    ["floor: proxy → write tx", f.writeBeforeLines],
+    ["floor: proxy → write tx", f.writeBesideLines],
     ["POST …/lines (1 turn: line, …)", p.createLine],
     [`  …its ${VARIANTS_PER_LINE} × POST …/variants`, p.createLine.variants],
     ["  …DELETE /v1/quote-lines/{id}", p.createLine.deletes],
-    ["floor: proxy → write tx", f.writeBeforePatch],
+    ["floor: proxy → write tx", f.writeBesidePatch],
     ["PATCH /v1/quote-variants/{id}", p.patchVariant],
     [`floor: proxy → 20 of ${f.read.rows} + count`, f.read],
     ["GET /v1/quotes?limit=20", p.listQuotes],
