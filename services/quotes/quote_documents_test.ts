@@ -16,6 +16,7 @@ import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts
 import { applyCustomerFacts } from "./store/customers.ts";
 import { listQuotesJson } from "./store/quotes.ts";
 import { concatBytes } from "@printshop/shared/bytes";
+import { connect } from "@printshop/shared/db";
 
 type Json = Record<string, unknown>;
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
@@ -460,4 +461,42 @@ Deno.test("a page larger than a run is streamed in several, each document once a
   );
   assertEquals(chunks.length, 3, "two runs and the closing chunk");
   assertEquals(await a.text("/v1/quotes"), `{"items":[${lives.join(",")}],"totalCount":8}`);
+});
+
+Deno.test("a first page's statement keeps one plan, not planned again on every read", async () => {
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  for (let i = 0; i < 3; i++) await a.call("POST", "/v1/quotes", { reference: `Planned ${i}` });
+  // Thousands of quotes, all this shop's (copies of one quote's row). Where one shop holds the
+  // table, a plan that cannot see the page's size (a parameter) costs the page as a tenth of the
+  // shop's quotes, and always loses to planning afresh.
+  await h.sql`
+    INSERT INTO quotes (id, organization_id, quote_number, quote_ref, reference, created_at)
+    SELECT gen_random_uuid(), ${a.org}, 1000 + n, 'Q-' || (1000 + n), 'Copy ' || n,
+      now() - n * interval '1 ms'
+    FROM generate_series(1, 6000) AS n`;
+  await h.sql`VACUUM ANALYZE quotes`;
+  // One connection, so its prepared statements are the ones the reads used.
+  const conn = connect(h.databaseUrl, { schema: "quotes", max: 1 });
+  try {
+    const read = async (limit: number): Promise<void> => {
+      await Array.fromAsync(await listQuotesJson(conn, a.org, { limit }, 200, true));
+    };
+    for (let i = 0; i < 12; i++) await read(20);
+    for (let i = 0; i < 12; i++) await read(50);
+    const plans = await conn<{ generic: number; custom: number }[]>`
+      SELECT generic_plans::int AS generic, custom_plans::int AS custom
+      FROM pg_prepared_statements
+      WHERE statement LIKE '%WITH page AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared%'
+      ORDER BY prepare_time`;
+    // Each page size's statement ran 12 times (the first read then rendered, in another): planned
+    // for its first five, then PostgreSQL keeps its generic plan.
+    assertEquals(plans.length, 2, `one statement per page size: ${JSON.stringify(plans)}`);
+    for (const { generic, custom } of plans) {
+      assertEquals(custom, 5, "custom plans");
+      assertEquals(generic >= 6, true, `generic plans: ${generic}`);
+    }
+  } finally {
+    await conn.end();
+  }
 });

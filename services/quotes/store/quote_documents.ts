@@ -143,9 +143,15 @@ export async function listDocumentsJson(
     filters: parseFiltersParam(query.filters),
   });
   const from = sql.unsafe(spec.from);
+  // The page's size, and a first page's offset, are written into the statement rather than sent
+  // as parameters: PostgreSQL then keeps one plan for it (a few statements per connection, one
+  // per page size in use), where a LIMIT it cannot see is costed as a tenth of the organisation's
+  // quotes and loses to planning afresh on every call (~0.25 ms of each 20-quote list).
+  const offset = query.offset ?? 0;
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
     ORDER BY ${listOrderSql(sql, spec, query)}
-    LIMIT ${pageLimit(query.limit, pageSizeMax)} OFFSET ${query.offset ?? 0})`;
+    LIMIT ${integerLiteral(sql, pageLimit(query.limit, pageSizeMax))}
+    OFFSET ${offset === 0 ? integerLiteral(sql, 0) : offset})`;
   const total = sql`(SELECT count(*)::int FROM ${from} WHERE ${where})`;
   const column = sql.unsafe(`q.${documentColumn(costs)}`);
 
@@ -260,6 +266,12 @@ async function streamPage(
 }
 
 const decoder = new TextDecoder();
+
+/** A whole number written into a statement's text (validated here: nothing else reaches it). */
+function integerLiteral(sql: Queryable, n: number): Fragment {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a page bound: ${n}`);
+  return sql.unsafe(String(n));
+}
 
 /** A raw integer column: its decimal text. */
 function decimalOf(value: Uint8Array | null | undefined): number {
