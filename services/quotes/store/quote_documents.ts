@@ -121,13 +121,13 @@ export interface DocumentPageRequest {
  * A page whose documents are all stored is streamed: its statement's first row says so (with the
  * count), and the documents go on to the answer in runs, as the bytes PostgreSQL sent, as they
  * arrive (streamPage), so sending a 200-quote page (7.8 MB) overlaps PostgreSQL reading it, and no
- * text is decoded or encoded on the way. That statement names no render: its plan depends on the
- * organisation's row estimate, so PostgreSQL may plan it afresh on every call, which costs ~0.2 ms
- * for this statement but 3–10 ms with the render's SQL in it (tried: PostgreSQL then spent 3.6 ms
- * per 20-quote list, against 0.8 ms). When some of the page's quotes have no stored document, the
- * page is read again by the same statement with the render in it, and only what that one read gives
- * is answered, whole; the plan's cost is then small beside the renders. The ids are chosen in a
- * subquery that carries no document, so rows an OFFSET skips are never read whole.
+ * text is decoded or encoded on the way. That statement names no render: were it planned afresh
+ * on a call (a later page's offset is a parameter, and its generic plan may lose), that costs
+ * ~0.3 ms, where the render's SQL in it would make it 3–10 ms (tried: PostgreSQL then spent 3.6
+ * ms per 20-quote list, against 0.8 ms). When some of the page's quotes have no stored document,
+ * the page is read again by the same statement with the render in it, and only what that one read
+ * gives is answered, whole; the plan's cost is then small beside the renders. The ids are chosen
+ * in a subquery that carries no document, so rows an OFFSET skips are never read whole.
  *
  * The stream is ready when this resolves: a statement that fails before its first row rejects
  * it. One that fails later errors the stream, and the answer is cut short (never completed).
