@@ -8,13 +8,20 @@
  * back savepoint undid the clearing.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { serviceHarness } from "@printshop/shared/testing";
+import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import type { Config } from "./config.ts";
 import { quotesService } from "./app.ts";
 
 type Json = { id: string };
 
-Deno.test("a row write touches its quote by key, also after the quotes table grew", async () => {
-  await using h = await serviceHarness(quotesService);
+/** A quote of this test's own organisation with one group, one Garment line and one variant. */
+async function quoteWithVariant(h: ServiceHarness<Config>, reference: string): Promise<{
+  org: string;
+  quote: Json;
+  line: Json;
+  variant: Json;
+  call: (method: string, path: string, body?: unknown) => Promise<Json>;
+}> {
   const org = crypto.randomUUID();
   const call = async (method: string, path: string, body?: unknown): Promise<Json> => {
     const res = await h.request(method, path, {
@@ -25,7 +32,7 @@ Deno.test("a row write touches its quote by key, also after the quotes table gre
     assertEquals(res.status < 300, true, `${method} ${path}: ${JSON.stringify(json)}`);
     return json.data;
   };
-  const quote = await call("POST", "/v1/quotes", { reference: "Touched" });
+  const quote = await call("POST", "/v1/quotes", { reference });
   const group = await call("POST", `/v1/quotes/${quote.id}/groups`, { name: "Tees" });
   const line = await call("POST", `/v1/quote-groups/${group.id}/lines`, {
     lineType: "Garment",
@@ -39,6 +46,12 @@ Deno.test("a row write touches its quote by key, also after the quotes table gre
     markupType: "percentage",
     markupValue: 40,
   });
+  return { org, quote, line, variant, call };
+}
+
+Deno.test("a row write touches its quote by key, also after the quotes table grew", async () => {
+  await using h = await serviceHarness(quotesService);
+  const { org, quote, variant } = await quoteWithVariant(h, "Touched");
   const client = crypto.randomUUID();
 
   // One connection, as a pooled one would be: every trigger runs once while the shop is small…
@@ -81,30 +94,7 @@ Deno.test("a row write touches its quote by key, also after the quotes table gre
 
 Deno.test("a transaction touches a quote once, and touches it again after a store or a rollback", async (t) => {
   await using h = await serviceHarness(quotesService);
-  const org = crypto.randomUUID();
-  const call = async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const res = await h.request(method, path, {
-      organizationId: org,
-      ...(body === undefined ? {} : { body }),
-    });
-    const json = await res.json() as { data: Json };
-    assertEquals(res.status < 300, true, `${method} ${path}: ${JSON.stringify(json)}`);
-    return json.data;
-  };
-  const quote = await call("POST", "/v1/quotes", { reference: "Touched once" });
-  const group = await call("POST", `/v1/quotes/${quote.id}/groups`, { name: "Tees" });
-  const line = await call("POST", `/v1/quote-groups/${group.id}/lines`, {
-    lineType: "Garment",
-    productName: "Classic tee",
-  });
-  const variant = await call("POST", `/v1/quote-lines/${line.id}/variants`, {
-    size: "M",
-    colour: "Black",
-    quantity: 6,
-    buyPrice: 6.25,
-    markupType: "percentage",
-    markupValue: 40,
-  });
+  const { org, quote, line, variant, call } = await quoteWithVariant(h, "Touched once");
   const conn = await h.sql.reserve();
   const stored = async (): Promise<string | null> => {
     const [row] = await conn<{ document_with_costs: string | null }[]>`

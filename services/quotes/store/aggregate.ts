@@ -48,9 +48,10 @@ export async function lockQuoteForEdit(
  * that clears its documents rather than a SELECT … FOR UPDATE: the change about to be made clears
  * them anyway (migration 0004's triggers), and once the transaction has, the touches of its row
  * statements find the quote cleared and run no statement of their own (migration 0007). The lock
- * held is as good here: every writer of a quote's rows takes this same lock first, and a
- * document is stored only under FOR UPDATE … SKIP LOCKED, which passes a quote held by it. A quote that refuses the change
- * (editable) is answered with an error, and the transaction takes the clearing back.
+ * held is as good here: every writer of a quote's rows takes this same lock first, and a document
+ * is stored only under FOR UPDATE … SKIP LOCKED, which passes a quote held by it. A quote that
+ * refuses the change (editable) is answered with an error, and the transaction takes the clearing
+ * back.
  */
 async function lockQuoteWhere(
   tx: TransactionSql,
