@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { z } from "zod";
-import { issuesToDetails } from "./http/validation.ts";
+import { validate } from "./http/validation.ts";
 
 /** The variable that turns the checks on. */
 export const CONTRACT_CHECKS_ENV = "PRINTSHOP_CONTRACT_CHECKS";
@@ -38,10 +38,9 @@ export class ContractViolation extends Error {
 
 /** Parses `value` with `schema`, throwing a ContractViolation that lists every problem. */
 export function assertMatches(schema: z.ZodType, value: unknown, what: string): void {
-  const result = schema.safeParse(value);
+  const result = validate(schema, value);
   if (result.success) return;
-  const problems = issuesToDetails(result.error.issues)
-    .map((d) => `${d.path || "(root)"}: ${d.message}`).join("; ");
+  const problems = result.details.map((d) => `${d.path || "(root)"}: ${d.message}`).join("; ");
   throw new ContractViolation(`${what} does not match its declared schema: ${problems}`);
 }
 

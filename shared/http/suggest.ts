@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { defOf, schemaAt, unwrap } from "./schema_at.ts";
 
 /**
  * Edit distance between two words, case-insensitive: insertions, deletions, substitutions and
@@ -38,37 +39,8 @@ export function closestName(given: string, known: readonly string[]): string | n
   return best?.name ?? null;
 }
 
-type Def = { type: string } & Record<string, unknown>;
-
-const defOf = (schema: unknown): Def | null =>
-  (schema as { _zod?: { def?: Def } } | null)?._zod?.def ?? null;
-
-/** The schema wrapped by optional, nullable, default, pipe and the like; itself otherwise. */
-function unwrapped(schema: unknown): unknown {
-  for (let depth = 0; depth < 20; depth++) {
-    const def = defOf(schema);
-    if (def === null) return schema;
-    if (["optional", "nullable", "default", "prefault", "readonly", "catch"].includes(def.type)) {
-      schema = def.innerType;
-    } else if (def.type === "pipe") {
-      schema = def.in;
-    } else {
-      return schema;
-    }
-  }
-  return schema;
-}
-
 /** The field names the object schema at `path` within `schema` takes, when there is one there. */
 export function fieldsAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
-  let at: unknown = unwrapped(schema);
-  for (const segment of path) {
-    const def = defOf(at);
-    if (def?.type === "object") at = (def.shape as Record<string, unknown>)[String(segment)];
-    else if (def?.type === "array") at = def.element;
-    else return [];
-    at = unwrapped(at);
-  }
-  const def = defOf(at);
+  const def = defOf(unwrap(schemaAt(schema, path)).schema);
   return def?.type === "object" ? Object.keys(def.shape as Record<string, unknown>) : [];
 }

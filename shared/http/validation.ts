@@ -3,36 +3,75 @@ import type { z } from "zod";
 import { ApiError, type ErrorDetail, invalid } from "./errors.ts";
 import { isUuid } from "../ids.ts";
 import { closestName, fieldsAt } from "./suggest.ts";
+import { issueMessage, quoted, requiredMessage, typeMessage } from "./issue_messages.ts";
 
 /**
- * Turns zod issues into the `details` of a 400, one entry per offending path. Given the schema, an
- * unknown field that looks like a mistyped known one says which: `Unknown field "colr"; did you
- * mean "colour"?`.
+ * How every parse here runs: where a contract gave no message, `issueMessage` says what is wrong
+ * in the API's words; and each issue keeps its input, which is how a field that is absent
+ * (`Required`) is told from one that came with the wrong type (zod 4 drops it unless asked).
+ */
+const PARSE_CONTEXT: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: issueMessage,
+  reportInput: true,
+};
+
+/** A parse's outcome: the value, or what is wrong with it as the `details` of a 400. */
+export type Validated<T> = { success: true; data: T } | { success: false; details: ErrorDetail[] };
+
+/** Parses `value` with `schema`; anything wrong is answered as details (see issuesToDetails). */
+export function validate<S extends z.ZodType>(schema: S, value: unknown): Validated<z.output<S>> {
+  const result = schema.safeParse(value, PARSE_CONTEXT);
+  return result.success
+    ? { success: true, data: result.data }
+    : { success: false, details: issuesToDetails(result.error.issues, schema) };
+}
+
+/**
+ * Turns zod issues into the `details` of a 400, one entry per offending path (the first problem
+ * there: a date that is not YYYY-MM-DD is not also said to be no calendar date). Given the
+ * schema, an unknown field that looks like a mistyped known one says which: `Unknown field
+ * "colr"; did you mean "colour"?`, and a wrong type says what the field takes, null included.
+ * The issues must keep their input (`validate` asks for it); without it a type message cannot
+ * tell an absent field from a wrong one, and the issue's own message is used.
  */
 export function issuesToDetails(
   issues: readonly z.core.$ZodIssue[],
   schema?: z.ZodType,
 ): ErrorDetail[] {
-  const details: ErrorDetail[] = [];
+  const byPath = new Map<string, { message: string; weak: boolean }>();
+  const add = (path: string, message: string, weak = false): void => {
+    const known = byPath.get(path);
+    if (known === undefined || (known.weak && !weak)) byPath.set(path, { message, weak });
+  };
   for (const issue of issues) {
     const base = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       const known = schema ? fieldsAt(schema, issue.path) : [];
       for (const key of issue.keys) {
         const meant = closestName(key, known);
-        details.push({
-          path: base ? `${base}.${key}` : key,
-          message: `Unknown field "${key}"${meant ? `; did you mean "${meant}"?` : ""}`,
-        });
+        add(
+          base ? `${base}.${key}` : key,
+          `Unknown field ${quoted(key)}${meant ? `; did you mean "${meant}"?` : ""}`,
+        );
       }
-    } else if (issue.code === "invalid_type" && issue.input === undefined && base !== "") {
-      // zod says "expected string, received undefined"; the client needs to hear what to send.
-      details.push({ path: base, message: `Required: give "${base.split(".").at(-1)}"` });
+    } else if (issue.code === "invalid_type" && "input" in issue) {
+      // Worked out here rather than taken from the issue: a schema's own message
+      // (`z.uuid({ error: "Must be a UUID" })`) would otherwise answer for absence and type too.
+      add(
+        base,
+        issue.input === undefined ? requiredMessage(issue.path) : typeMessage(issue, schema),
+      );
     } else {
-      details.push({ path: base, message: issue.message });
+      // The safe-integer range every integer has yields to the field's own, tighter bound.
+      add(base, issue.message, isSafeIntegerBound(issue));
     }
   }
-  return details;
+  return [...byPath].map(([path, { message }]) => ({ path, message }));
+}
+
+function isSafeIntegerBound(issue: z.core.$ZodIssue): boolean {
+  return (issue.code === "too_big" && issue.maximum === Number.MAX_SAFE_INTEGER) ||
+    (issue.code === "too_small" && issue.minimum === Number.MIN_SAFE_INTEGER);
 }
 
 /** A value met while walking the input, and how it was reached (to name its path). */
@@ -100,10 +139,8 @@ export function parseWith<S extends z.ZodType>(
       bad,
     ]);
   }
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    throw invalid(where, issuesToDetails(result.error.issues, schema));
-  }
+  const result = validate(schema, value);
+  if (!result.success) throw invalid(where, result.details);
   return result.data;
 }
 

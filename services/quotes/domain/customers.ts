@@ -5,7 +5,7 @@
  */
 import { Customer, customerEvents } from "@printshop/shared/contracts/crm";
 import type { BusEvent } from "@printshop/shared/events";
-import type { ErrorDetail } from "@printshop/shared/http";
+import { type ErrorDetail, validate } from "@printshop/shared/http";
 
 /** The CRM's events about a customer, each carrying the whole customer as it is after it. */
 export type CustomerEventType = keyof typeof customerEvents;
@@ -42,13 +42,8 @@ export function isCustomerEvent(type: string): type is CustomerEventType {
 export function customerFact(
   event: BusEvent & { type: CustomerEventType },
 ): CustomerFact | ErrorDetail[] {
-  const parsed = CustomerFacts.safeParse(event.data);
-  if (!parsed.success) {
-    return parsed.error.issues.map((issue) => ({
-      path: issue.path.join("."),
-      message: issue.message,
-    }));
-  }
+  const parsed = validate(CustomerFacts, event.data);
+  if (!parsed.success) return parsed.details;
   return {
     organizationId: event.organizationId,
     customerId: parsed.data.id,

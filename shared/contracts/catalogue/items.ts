@@ -89,7 +89,7 @@ const itemFields = {
   category: OptionalText(100),
   supplierVendorId: Uuid.nullable(),
   fabric: OptionalText(200),
-  weightGsm: z.int("Must be a whole number").min(1, "Must be at least 1").max(5000).nullable(),
+  weightGsm: z.int().min(1, "Must be at least 1").max(5000).nullable(),
   images: ImageUrls,
   isDiscontinued: Flag,
   externalId: OptionalText(200),

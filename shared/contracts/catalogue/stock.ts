@@ -62,7 +62,7 @@ setExamples(StockAdjustment, {
 
 export const CreateStockAdjustmentBody = z.strictObject(described({
   location: Label.nullable().optional(),
-  delta: z.int("Must be a whole number").min(-STOCK_MAX, `Must be at least ${-STOCK_MAX}`)
+  delta: z.int().min(-STOCK_MAX, `Must be at least ${-STOCK_MAX}`)
     .max(STOCK_MAX, `Must be at most ${STOCK_MAX}`).refine((d) => d !== 0, "Must not be 0"),
   reason: StockReason.exclude(["opening"], { error: "Must be a reason other than opening" }),
   reference: OptionalText(200).optional(),

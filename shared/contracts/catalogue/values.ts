@@ -63,7 +63,7 @@ export const DEFAULT_SIZE_ORDER = [
 export const STOCK_MAX = 100_000_000;
 
 /** A stock figure that cannot be negative (reserved, supplier stock, a location's count). */
-export const StockCount = z.int("Must be a whole number").min(0, "Must not be negative").max(
+export const StockCount = z.int().min(0, "Must not be negative").max(
   STOCK_MAX,
   `Must be at most ${STOCK_MAX}`,
 );

@@ -360,7 +360,7 @@ export const CreateTaskAttachmentBody = z.strictObject(described({
     /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$/,
     "Must be a media type such as application/pdf",
   ),
-  sizeBytes: z.int("Must be a whole number").min(0, "Must not be negative").max(
+  sizeBytes: z.int().min(0, "Must not be negative").max(
     ATTACHMENT_SIZE_MAX,
     `Must be at most ${ATTACHMENT_SIZE_MAX}`,
   ),

@@ -211,7 +211,7 @@ const vendorFields = {
   logoUrl: Url.nullable(),
   ordersWebsite: Url.nullable(),
   accountNumber: OptionalText(100),
-  defaultLeadTimeDays: z.int("Must be a whole number").min(0, "Must not be negative").max(
+  defaultLeadTimeDays: z.int().min(0, "Must not be negative").max(
     365,
     "Must be at most 365",
   ).nullable(),

@@ -227,7 +227,7 @@ export const ClientDecisionBody = z.strictObject(described({
   comment: Text(DECISION_COMMENT_MAX).optional(),
   signerName: Text(SIGNER_NAME_MAX),
   signerEmail: Email.optional(),
-  revision: z.int("Must be a whole number").min(1, "Must be at least 1").max(1_000_000)
+  revision: z.int().min(1, "Must be at least 1").max(1_000_000)
     .optional(),
 }, {
   decision: "`approve` or `request_changes`",

@@ -79,7 +79,7 @@ export const QUANTITY_MAX = 1_000_000;
 
 export const SizeQuantity = z.strictObject(described({
   size: Text(100),
-  quantity: z.int("Must be a whole number").min(0, "Must not be negative").max(
+  quantity: z.int().min(0, "Must not be negative").max(
     QUANTITY_MAX,
     `Must be at most ${QUANTITY_MAX}`,
   ),

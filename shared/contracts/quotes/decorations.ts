@@ -212,10 +212,10 @@ export const decorationPlacementFields = {
   widthCm: Centimetres.nullable(),
   lengthCm: Centimetres.nullable(),
   necklineDropCm: Centimetres.nullable(),
-  screenCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
+  screenCount: z.int().min(0, "Must not be negative").max(1000)
     .nullable(),
   screenMeshGrade: OptionalText(50),
-  colourCount: z.int("Must be a whole number").min(0, "Must not be negative").max(1000)
+  colourCount: z.int().min(0, "Must not be negative").max(1000)
     .nullable(),
   colours: Colours,
   specialInstructions: z.string().max(10_000, "Must be at most 10000 characters").nullable(),

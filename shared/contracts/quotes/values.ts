@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Text } from "../common.ts";
 
 /** Whole number of units, 0 allowed (a size nobody ordered yet). */
-export const Quantity = z.int("Must be a whole number").min(0, "Must not be negative").max(
+export const Quantity = z.int().min(0, "Must not be negative").max(
   10_000_000,
   "Must be at most 10000000",
 );
@@ -20,21 +20,24 @@ export const Amount = (
   { min = 0, max = 1_000_000_000 }: { min?: number; max?: number } = {},
 ): z.ZodType<number> =>
   // Bounds as min/max (not a refinement) so the published schema states them too.
-  z.number("Must be a number").min(min, min === 0 ? "Must not be negative" : `Must be ≥ ${min}`)
+  z.number().min(min, min === 0 ? "Must not be negative" : `Must be ≥ ${min}`)
     .max(max, `Must be at most ${max}`)
     .refine((v) => decimalsOf(v) <= decimals, `Must have at most ${decimals} decimals`);
 
 /** A markup value: percentages may be negative (a discount below cost) and finely derived. */
-export const MarkupValue = z.number("Must be a number").min(-1_000_000).max(1_000_000)
+export const MarkupValue = z.number().min(-1_000_000).max(1_000_000)
   .refine((v) => decimalsOf(v) <= 10, "Must have at most 10 decimals");
 
 /** Centimetres: 0 is a measurement, null is absence, negative is refused. */
-export const Centimetres = z.number("Must be a number").min(0, "Must not be negative").max(100_000)
+export const Centimetres = z.number().min(0, "Must not be negative").max(100_000)
   .refine((v) => decimalsOf(v) <= 2, "Must have at most 2 decimals");
 
 export const OptionalText = (max: number): z.ZodNullable<z.ZodType<string>> => Text(max).nullable();
 
-export const Url = z.url({ protocol: /^https?$/, error: "Must be an http(s) URL" }).max(2000);
+export const Url = z.url({ protocol: /^https?$/, error: "Must be an http(s) URL" }).max(
+  2000,
+  "Must be at most 2000 characters",
+);
 
 /** An https address only: what a customer's browser loads (images) or a file link. */
 export const HttpsUrl = z.url({ protocol: /^https$/, error: "Must be an https URL" }).max(
@@ -103,6 +106,6 @@ export const DecorationMethod = oneOf(
 );
 export type DecorationMethod = typeof DECORATION_METHODS[number];
 
-export const SortOrder = z.int("Must be a whole number").min(1, "Must be at least 1").max(100_000);
+export const SortOrder = z.int().min(1, "Must be at least 1").max(100_000);
 
-export const Flag = z.boolean("Must be true or false");
+export const Flag = z.boolean();
