@@ -11,7 +11,11 @@
  *   another resource) → answered exactly as an unknown id, and nothing of A's changes;
  * - scopes: a key lacking exactly the operation's scope → 403 naming it; a cost or margin field
  *   without costs.read → 403;
- * - nothing written: after all of it, both organisations' data and every outbox are as before.
+ * - nothing written: after all of it, both organisations' data and every outbox are as before;
+ * - documented: every answer the sweep receives is held to `/openapi.json` as the gateway serves
+ *   it (its status listed for the operation aimed at, its body valid, its error code one listed
+ *   for that status), the refusals that come before an operation is chosen included: an
+ *   over-long URL, an over-large header block, a declared compressed body, an undecodable id.
  *
  * A route the sweep cannot cover (a path parameter without a fixture, a body that cannot be
  * made valid, a body field naming a resource the sweep does not know) fails the sweep by name;
@@ -19,7 +23,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { z } from "zod";
-import { type RouteDef, ROUTES } from "@printshop/shared/routes";
+import { type RouteDef, ROUTES, RouteTable } from "@printshop/shared/routes";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
 import { connect } from "@printshop/shared/db";
@@ -30,6 +34,8 @@ import {
   type TestStack,
 } from "@printshop/shared/testing";
 import { waitFor } from "@printshop/shared/net";
+import { ConfigSchema } from "../gateway/config.ts";
+import { createResponseChecker, type ResponseChecker } from "../gateway/response_checks.ts";
 
 type Json = Record<string, unknown>;
 type JsonSchema = Json;
@@ -205,6 +211,16 @@ function proofBody(quoteId: string): Json {
 const REQUEST_TIMEOUT_MS = 15_000;
 let requests = 0;
 const DEEP = 10_000;
+
+/** The edge's limits on a request head: its configuration's defaults, pinned for this stack. */
+const EDGE_LIMITS = {
+  MAX_URL_BYTES: ConfigSchema.shape.MAX_URL_BYTES.parse(undefined),
+  MAX_HEADER_BYTES: ConfigSchema.shape.MAX_HEADER_BYTES.parse(undefined),
+};
+
+const ROUTE_TABLE = new RouteTable();
+/** `/openapi.json` as the stack's gateway serves it; read before the sweep's first request. */
+let published: ResponseChecker | null = null;
 
 /** A zod schema as JSON Schema: the root (for its `$defs`) and the object itself. */
 function toSchema(schema: z.ZodType): JsonSchema {
@@ -399,15 +415,26 @@ interface Answer {
   status: number;
   body: Json;
   text: string;
+  contentType: string | null;
 }
 
-/** One request with a deadline: a hang fails the sweep rather than the CI's clock. */
+interface SendOptions {
+  /** The operation the request is aimed at, where its path does not name one (`%FF` as an id). */
+  aimedAt?: RouteDef;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One request with a deadline (a hang fails the sweep rather than the CI's clock), its answer
+ * held to what the document publishes for the operation it was aimed at.
+ */
 async function send(
   stack: TestStack,
   key: string,
   method: string,
   path: string,
   body?: string,
+  options: SendOptions = {},
 ): Promise<Answer> {
   requests++;
   const res = await fetch(`${stack.gatewayUrl}${path}`, {
@@ -415,6 +442,7 @@ async function send(
     headers: {
       "x-api-key": key,
       ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers,
     },
     body,
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -424,7 +452,66 @@ async function send(
   try {
     parsed = JSON.parse(text) as Json;
   } catch { /* asserted by the callers that need a body */ }
-  return { status: res.status, body: parsed, text };
+  const answer: Answer = {
+    status: res.status,
+    body: parsed,
+    text,
+    contentType: res.headers.get("content-type"),
+  };
+  const route = options.aimedAt ??
+    ROUTE_TABLE.match(method, new URL(path, stack.gatewayUrl).pathname)?.route;
+  assertDocumented(route, `${method} ${shortened(path)}`, answer);
+  return answer;
+}
+
+const shortened = (text: string): string => text.length > 120 ? `${text.slice(0, 120)}…` : text;
+
+/** The answer is one `/openapi.json` documents for the operation the request was aimed at. */
+function assertDocumented(route: RouteDef | undefined, request: string, answer: Answer): void {
+  assert(published, "the document is read before the first request");
+  assert(route, `${request} is aimed at no operation, so its answer cannot be checked`);
+  const problem = published.check(route, answer.status, answer.text, answer.contentType);
+  assert(problem === null, `${request}: ${problem} (${shortened(answer.text)})`);
+}
+
+interface Refusal {
+  name: string;
+  path: string;
+  headers?: Record<string, string>;
+  status: number | number[];
+}
+
+/**
+ * Requests aimed at the operation that a client can have refused before the operation is reached:
+ * by the edge (URL or header block over its limit) or by the gateway (a compressed body declared,
+ * an id that does not decode).
+ */
+function refusalsBefore(route: RouteDef, ids: Record<string, string>): Refusal[] {
+  const path = fill(route, ids);
+  return [
+    {
+      name: "a URL over MAX_URL_BYTES",
+      path: `${path}?${"a".repeat(EDGE_LIMITS.MAX_URL_BYTES)}`,
+      status: 414,
+    },
+    {
+      name: "a header block over MAX_HEADER_BYTES",
+      path,
+      headers: { "x-sweep-padding": "a".repeat(EDGE_LIMITS.MAX_HEADER_BYTES) },
+      status: 431,
+    },
+    {
+      name: "a compressed body declared",
+      path,
+      headers: { "content-encoding": "gzip" },
+      status: 415,
+    },
+    ...Object.keys(ids).map((name) => ({
+      name: `{${name}} undecodable (%FF)`,
+      path: fill(route, { ...ids, [name]: "%FF" }),
+      status: [400, 404],
+    })),
+  ];
 }
 
 /** A refusal as the conventions promise it: a 4xx envelope, nothing of the insides. */
@@ -438,9 +525,9 @@ function assertRefused(answer: Answer, what: string, status?: number | number[])
   assert(typeof answer.body.error === "string", `${what}: no error code in ${answer.text}`);
   assert(typeof answer.body.message === "string", `${what}: no message in ${answer.text}`);
   assert(
-    !/\bat \S+:\d+:\d+|\b(SELECT|INSERT|UPDATE|DELETE)\s+\S+|postgres|RangeError|TypeError/.test(
-      answer.text,
-    ),
+    // SQL, not a request line echoed back (`No endpoint DELETE /v1/…`).
+    !/\bat \S+:\d+:\d+|\b(SELECT|INSERT|UPDATE|DELETE)\s+[^\s/]|postgres|RangeError|TypeError/
+      .test(answer.text),
     `${what}: leaks internals: ${answer.text}`,
   );
 }
@@ -661,7 +748,16 @@ async function createFixture(
 Deno.test("every route of the table, swept: bad input, other tenants, scopes, nothing written", async (t) => {
   await using receiver = await startWebhookReceiver();
   // Thousands of requests in seconds: the rate limit is not what this sweep is about.
-  await using stack = await startTestStack({ env: { RATE_LIMIT_PER_MINUTE: "1000000" } });
+  await using stack = await startTestStack({
+    env: {
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      MAX_URL_BYTES: String(EDGE_LIMITS.MAX_URL_BYTES),
+      MAX_HEADER_BYTES: String(EDGE_LIMITS.MAX_HEADER_BYTES),
+    },
+  });
+  const served = await fetch(`${stack.gatewayUrl}/openapi.json`);
+  assertEquals(served.status, 200);
+  published = createResponseChecker(await served.json());
   const a = await stack.tenant(ALL_SCOPES, "Sweep A");
   const b = await stack.tenant(ALL_SCOPES, "Sweep B");
   const fa = await createFixture(stack, a, receiver.url);
@@ -797,6 +893,16 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
               `${op}: ${field} = ${max} is published as allowed but refused: ${answer.text}`,
             );
           }
+        }
+      });
+
+      await t.step("refused before the operation, as the document says", async () => {
+        for (const refusal of refusalsBefore(route, pathIds(route, fa))) {
+          const answer = await send(stack, a.apiKey, route.method, refusal.path, undefined, {
+            aimedAt: route,
+            headers: refusal.headers,
+          });
+          assertRefused(answer, `${op}: ${refusal.name}`, refusal.status);
         }
       });
 

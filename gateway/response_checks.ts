@@ -1,10 +1,12 @@
 /**
  * Under contract checks (the test command turns them on), every answer of a public operation is
  * held to what `/openapi.json` publishes for that operation and status: the status must be
- * documented, and a JSON body must validate against the published schema. A mismatch replaces
+ * documented, a JSON body must validate against the published schema, and an error's code must
+ * be one the document lists for that status (`x-error-codes`). A mismatch replaces
  * the answer with a 500 naming the operation, the status and the JSON path, so the test that
  * made the request fails where it made it, whichever client it used. Production never loads this
- * module (it costs a validation per response).
+ * module (it costs a validation per response). The route sweep holds the answers it receives to
+ * the served document with the same checker.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -23,10 +25,10 @@ export interface ResponseChecker {
   check(route: RouteDef, status: number, body: string, contentType: string | null): string | null;
 }
 
-/** A checker over the document exactly as `/openapi.json` serves it. */
-export function createResponseChecker(): ResponseChecker {
+/** A checker over the document exactly as `/openapi.json` serves it, or over `document`. */
+export function createResponseChecker(document: unknown = buildOpenApiDocument()): ResponseChecker {
   // The served text, parsed back: what a client reads, not the in-memory object.
-  const doc = JSON.parse(JSON.stringify(buildOpenApiDocument())) as Json;
+  const doc = JSON.parse(JSON.stringify(document)) as Json;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addSchema({ ...doc, $id: DOC_ID });
@@ -50,6 +52,12 @@ export function createResponseChecker(): ResponseChecker {
       response = resolve(doc, pointer) as Json;
     }
     return pointer;
+  };
+
+  /** The codes the response at `pointer` lists, when it lists them. */
+  const codesAt = (pointer: string): unknown[] | null => {
+    const codes = (resolve(doc, pointer) as Json)["x-error-codes"];
+    return Array.isArray(codes) ? codes : null;
   };
 
   const validatorFor = (pointer: string): ValidateFunction | null => {
@@ -85,7 +93,13 @@ export function createResponseChecker(): ResponseChecker {
       } catch {
         return `${what} with a body that is not JSON`;
       }
-      if (validate(value)) return null;
+      if (validate(value)) {
+        const code = (value as Json).error;
+        const codes = codesAt(pointer);
+        if (codes === null || codes.includes(code)) return null;
+        return `${what} with error ${JSON.stringify(code)}, not one /openapi.json lists for ` +
+          `that status (${codes.join(", ")})`;
+      }
       const problems = (validate.errors ?? []).slice(0, 5).map((e) =>
         `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}` +
         (e.keyword === "additionalProperties"

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { buildOpenApiDocument } from "@printshop/shared/openapi";
 import { ROUTES } from "@printshop/shared/routes";
 import { createResponseChecker } from "./response_checks.ts";
 
@@ -55,4 +56,26 @@ Deno.test("createResponseChecker() refuses a status the operation does not docum
   assert.match(problem ?? "", /418, a status \/openapi.json does not document/);
   const text = checker.check(route("getMarkupGroup"), 200, ok(group), "text/plain");
   assert.match(text ?? "", /Content-Type text\/plain/);
+});
+
+Deno.test("createResponseChecker() holds an error's code to those its status lists", () => {
+  const error = (code: string): string =>
+    JSON.stringify({ error: code, message: "x", status: false });
+  assert.equal(checker.check(route("listQuotes"), 414, error("uri_too_long"), JSON_TYPE), null);
+  assert.equal(checker.check(route("listQuotes"), 404, error("route_not_found"), JSON_TYPE), null);
+  const listed = checker.check(route("listQuotes"), 404, error("not_found"), JSON_TYPE);
+  assert.match(listed ?? "", /listQuotes answered 404 with error "not_found", not one/);
+  const elsewhere = checker.check(route("getQuote"), 400, error("uri_too_long"), JSON_TYPE);
+  assert.match(elsewhere ?? "", /error "uri_too_long", not one \/openapi.json lists/);
+});
+
+Deno.test("createResponseChecker() checks against the document it is given", () => {
+  const document = buildOpenApiDocument();
+  delete document.paths["/v1/quotes"]!.get!.responses["414"];
+  const older = createResponseChecker(document);
+  const tooLong = JSON.stringify({ error: "uri_too_long", message: "x", status: false });
+  assert.match(
+    older.check(route("listQuotes"), 414, tooLong, JSON_TYPE) ?? "",
+    /414, a status \/openapi.json does not document/,
+  );
 });

@@ -8,9 +8,9 @@ import type { SuccessStatus } from "./contracts/operation.ts";
 import { TAGS } from "./contracts/tags.ts";
 import {
   CONNECTION_ERROR_CODES,
-  ERROR_CODES,
-  type ErrorCode,
-  type ErrorStatus,
+  PUBLIC_ERROR_CODES,
+  type PublicErrorCode,
+  type PublicErrorStatus,
 } from "./http/errors.ts";
 import { type HttpMethod, type RouteDef, ROUTES } from "./routes.ts";
 
@@ -51,6 +51,8 @@ export interface OpenApiResponse {
   description: string;
   headers?: Record<string, OpenApiHeader>;
   content?: Record<string, OpenApiMediaType>;
+  /** An error answer's possible `error` codes, as its description lists them, for tools. */
+  "x-error-codes"?: PublicErrorCode[];
 }
 
 /** Scheme names to the roles they need; every entry of one object is required together. */
@@ -138,15 +140,17 @@ interface ErrorResponseSpec {
   name: string;
   title: string;
   /** A typical answer; without one, the ErrorEnvelope schema's own example (a 400) is shown. */
-  example?: { error: ErrorCode; message: string };
+  example?: { error: PublicErrorCode; message: string };
+  /** The codes it carries, where fewer than every code of its status. */
+  codes?: readonly PublicErrorCode[];
 }
 
 /**
- * Component name, summary and a typical answer of each error status; keyed by ErrorStatus so a
- * new one fails to compile. A status no operation can answer (405 is for a method the path does
- * not take, so no operation of the document) gets no component: the introduction tells of it.
+ * Component name, summary and a typical answer of each error status; keyed by status so a new
+ * one fails to compile. A status no operation can answer (405 is for a method the path does not
+ * take, so no operation of the document) gets no component: the introduction tells of it.
  */
-const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
+const ERROR_RESPONSES: Record<PublicErrorStatus, ErrorResponseSpec> = {
   400: { name: "BadRequest", title: "The request is malformed or fails validation" },
   401: {
     name: "Unauthorized",
@@ -164,7 +168,8 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
   },
   404: {
     name: "NotFound",
-    title: "No such row in this organisation; another organisation's looks exactly the same",
+    title: "No such row in this organisation (another organisation's looks exactly the same), " +
+      "or a path that names no operation (an id that does not decode, such as `%FF`)",
     example: {
       error: "not_found",
       message: 'Quote "0193a1b2-4c5d-7e6f-8a90-1b2c3d4e5f60" was not found',
@@ -173,6 +178,14 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
   405: {
     name: "MethodNotAllowed",
     title: "The path exists, but not with this method; `Allow` lists the methods it takes",
+  },
+  408: {
+    name: "RequestTimeout",
+    title: "The request's head or body did not arrive in time; the connection is closed",
+    example: {
+      error: "request_timeout",
+      message: "The request head did not arrive within 10000 ms",
+    },
   },
   409: {
     name: "Conflict",
@@ -192,9 +205,18 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
       message: "Request body exceeds the limit of 1048576 bytes",
     },
   },
+  414: {
+    name: "UriTooLong",
+    title: "The URL (path and query) is longer than the gateway takes; the connection is closed",
+    example: {
+      error: "uri_too_long",
+      message: "The URL is longer than 16384 bytes; send long filters in a request body",
+    },
+  },
   415: {
     name: "UnsupportedMediaType",
-    title: "The body is compressed (Content-Encoding); bodies are taken uncompressed",
+    title:
+      "The request declares a compressed body (Content-Encoding); bodies are taken uncompressed",
     example: {
       error: "unsupported_media_type",
       message: 'Request bodies are accepted uncompressed only; drop Content-Encoding "gzip" and ' +
@@ -203,8 +225,18 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
   },
   429: {
     name: "TooManyRequests",
-    title: "The credential's rate limit is exhausted; retry after `Retry-After` seconds",
+    title: "The credential's rate limit is exhausted, or its address has tried too many unknown " +
+      "credentials; retry after `Retry-After` seconds",
     example: { error: "rate_limited", message: "Rate limit of 600 requests per minute exceeded" },
+  },
+  431: {
+    name: "RequestHeaderFieldsTooLarge",
+    title: "The request's header fields are too large or too many; the connection is closed",
+    example: {
+      error: "request_header_fields_too_large",
+      message: "The request's header fields exceed 32768 bytes or 100 fields; send fewer or " +
+        "shorter headers",
+    },
   },
   500: {
     name: "InternalError",
@@ -216,12 +248,48 @@ const ERROR_RESPONSES: Record<ErrorStatus, ErrorResponseSpec> = {
   },
   503: {
     name: "ServiceUnavailable",
-    title: "A service behind the gateway, or the partner identity provider, is not answering",
+    title: "A service behind the gateway, or the partner identity provider, is not answering, or " +
+      "the gateway is at its connection limit",
     example: { error: "service_unavailable", message: "The quotes service is unavailable" },
   },
 };
 
-const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, OpenApiHeader>>> = {
+/**
+ * The 404 of an operation that looks no id up (or answers an unknown one with success): only a
+ * path that names no operation, such as the operation's own spelt otherwise (a trailing slash,
+ * a percent-encoded letter), since the gateway matches paths as sent.
+ */
+const ROUTE_NOT_FOUND: ErrorResponseSpec = {
+  name: "RouteNotFound",
+  title: "The path names no operation: it is matched as sent, so spell it as the document does",
+  codes: ["route_not_found"],
+  example: {
+    error: "route_not_found",
+    message: "No endpoint GET /v1/quotes/; the operations are listed at /docs",
+  },
+};
+
+/**
+ * Statuses every request can be answered with, whatever operation it is aimed at: the edge's own
+ * refusals before an operation is chosen (CONNECTION_ERROR_CODES), and what the edge and the
+ * gateway check of every request (gateway/edge/, gateway/app.ts): a declared or actual body over
+ * the limit or compressed (a GET can send either header), validation (an undeclared query
+ * parameter or body too), the credential, its scope or organisation, the rate limit (the
+ * credential's, or its address's unknown credentials), a bug, a service down or the connection cap.
+ */
+const EVERY_REQUEST: ReadonlySet<PublicErrorStatus> = new Set([
+  ...Object.values(CONNECTION_ERROR_CODES),
+  400,
+  401,
+  403,
+  413,
+  415,
+  429,
+  500,
+  503,
+]);
+
+const ERROR_HEADERS: Partial<Record<PublicErrorStatus, Record<string, OpenApiHeader>>> = {
   401: {
     "WWW-Authenticate": { description: "The expected credential.", schema: { type: "string" } },
   },
@@ -236,7 +304,8 @@ const ERROR_HEADERS: Partial<Record<ErrorStatus, Record<string, OpenApiHeader>>>
   },
   429: {
     "Retry-After": {
-      description: "Whole seconds until the credential's bucket holds a token again.",
+      description: "Whole seconds until the credential's bucket (or, after unknown " +
+        "credentials, its address's) holds a token again.",
       schema: { type: "integer", minimum: 0 },
     },
   },
@@ -312,7 +381,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
   annotateCostFields([...Object.values(schemas), ...outputResult.roots, ...inputResult.roots]);
 
   const paths: Record<string, OpenApiPathItem> = {};
-  const answered = new Set<ErrorStatus>();
+  /** The error components some operation refers to, by name. */
+  const answered = new Map<string, [PublicErrorStatus, ErrorResponseSpec]>();
   for (const plan of plans) {
     const { route } = plan;
     const parameters: (OpenApiParameter | OpenApiReference)[] = pathParameters(route.path);
@@ -344,11 +414,9 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
         content: { "application/json": { schema, ...(example === undefined ? {} : { example }) } },
       };
     }
-    for (const status of errorStatuses(route)) {
-      answered.add(status);
-      responses[String(status)] = {
-        $ref: `#/components/responses/${ERROR_RESPONSES[status].name}`,
-      };
+    for (const [status, spec] of errorAnswers(route)) {
+      answered.set(spec.name, [status, spec]);
+      responses[String(status)] = { $ref: `#/components/responses/${spec.name}` };
     }
 
     const body = plan.body === undefined ? undefined : inputResult.roots[plan.body]!;
@@ -397,7 +465,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
         "`ErrorEnvelope` whose `error` code never changes meaning. Writes accept an optional",
         "`Idempotency-Key` header so that a retried request can be recognised.",
         costFieldsNote(),
-        unansweredNote(answered),
+        unansweredNote(new Set([...answered.values()].map(([status]) => status))),
       ].join(" "),
     },
     servers: [{ url: "/" }],
@@ -485,44 +553,46 @@ function queryParameters(route: RouteDef, query: JsonSchema): OpenApiParameter[]
 }
 
 /**
- * The error statuses an operation can answer, from what the gateway and the service do with
- * every request (see gateway/app.ts and shared/service_app.ts) and what the declaration says.
+ * The error answers an operation can give, in status order: what every request can meet, and
+ * what its declaration adds (an id to look up, a write).
  */
-function errorStatuses(route: RouteDef): ErrorStatus[] {
-  // Any request can break a validation rule (an undeclared query parameter or body is refused
-  // too), fail authentication, lack a scope or name another organisation.
-  const statuses: ErrorStatus[] = [400, 401, 403];
-  // An id in the path may name nothing this organisation has.
-  if (/\{\w+\}/.test(route.path) && route.unknownIdSucceeds !== true) statuses.push(404);
+function errorAnswers(route: RouteDef): [PublicErrorStatus, ErrorResponseSpec][] {
+  const statuses = new Set(EVERY_REQUEST);
+  // A path that names no operation is 404 whatever it was aimed at; an id in the path may also
+  // name nothing this organisation has.
+  statuses.add(404);
+  const looksUpId = /\{\w+\}/.test(route.path) && route.unknownIdSucceeds !== true;
   // A write can clash with the row's state or with an earlier use of its Idempotency-Key.
-  if (WRITE_METHODS.has(route.method)) statuses.push(409);
-  // Only a body can be too large or compressed.
-  if (route.body) statuses.push(413, 415);
-  // Every request takes a token; a service, or the partner token check, may be down.
-  statuses.push(429, 500, 503);
-  return statuses;
+  if (WRITE_METHODS.has(route.method)) statuses.add(409);
+  return [...statuses].sort((a, b) => a - b).map((status) => [
+    status,
+    status === 404 && !looksUpId ? ROUTE_NOT_FOUND : ERROR_RESPONSES[status],
+  ]);
 }
 
-function errorCodesOf(status: ErrorStatus): ErrorCode[] {
-  return (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code] === status);
+function errorCodesOf(status: PublicErrorStatus): PublicErrorCode[] {
+  return (Object.keys(PUBLIC_ERROR_CODES) as PublicErrorCode[]).filter((code) =>
+    PUBLIC_ERROR_CODES[code] === status
+  );
 }
 
-/** A component for each status some operation answers, with a typical answer as its example. */
+/** A component for each error answer some operation gives, with a typical answer as its example. */
 function errorResponses(
   errorSchema: JsonSchema,
-  answered: ReadonlySet<ErrorStatus>,
+  answered: ReadonlyMap<string, [PublicErrorStatus, ErrorResponseSpec]>,
   components: Record<string, JsonSchema>,
 ): Record<string, OpenApiResponse> {
   const responses: Record<string, OpenApiResponse> = {};
-  for (const status of [...answered].sort((a, b) => a - b)) {
-    const { name, title, example } = ERROR_RESPONSES[status];
-    const codes = errorCodesOf(status);
+  const byStatus = [...answered.values()].sort(([a], [b]) => a - b);
+  for (const [status, { name, title, example, codes: only }] of byStatus) {
+    const codes = only === undefined ? errorCodesOf(status) : [...only];
     const headers = ERROR_HEADERS[status];
     const shown = example === undefined
       ? exampleOf(errorSchema, components)
       : { ...example, status: false };
     responses[name] = {
       description: `${title}. \`error\` is one of: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
+      "x-error-codes": codes,
       ...(headers ? { headers } : {}),
       content: {
         "application/json": {
@@ -535,9 +605,12 @@ function errorResponses(
   return responses;
 }
 
-/** The document's word on statuses no operation answers: 405, and what the edge refuses. */
-function unansweredNote(answered: ReadonlySet<ErrorStatus>): string {
-  const unanswered = (Object.keys(ERROR_RESPONSES).map(Number) as ErrorStatus[])
+/**
+ * The document's word on statuses no operation answers (405), and on the edge's own refusals,
+ * which every operation lists but which end the connection too.
+ */
+function unansweredNote(answered: ReadonlySet<PublicErrorStatus>): string {
+  const unanswered = (Object.keys(ERROR_RESPONSES).map(Number) as PublicErrorStatus[])
     .filter((status) => !answered.has(status))
     .map((status) => {
       const codes = errorCodesOf(status).map((c) => `\`${c}\``).join(", ");
@@ -550,9 +623,10 @@ function unansweredNote(answered: ReadonlySet<ErrorStatus>): string {
     ...(unanswered.length > 0
       ? [`Beyond what each operation lists: ${unanswered.join("; ")}.`]
       : []),
-    `Before a request reaches an operation, the gateway may refuse its connection with ${
+    `The gateway's edge may answer ${
       edge.join(", ")
-    }.`,
+    } before a request reaches an operation, and then closes the connection; every operation ` +
+    "lists these statuses too.",
   ].join(" ");
 }
 

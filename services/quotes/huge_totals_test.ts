@@ -6,7 +6,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ErrorEnvelope } from "@printshop/shared/contracts";
-import { ERROR_CODES } from "@printshop/shared/http";
+import { type ERROR_CODES, PUBLIC_ERROR_CODES } from "@printshop/shared/http";
 import { quotesService } from "./app.ts";
 import type { Config } from "./config.ts";
 
@@ -57,7 +57,7 @@ async function expectError(
   assertEquals(Object.keys(body).filter((k) => !ENVELOPE_KEYS.has(k)), [], text);
   assertEquals(parsed.data.status, false);
   assertEquals(parsed.data.error, code, text);
-  assertEquals(ERROR_CODES[parsed.data.error], res.status, "the code's own status");
+  assertEquals(PUBLIC_ERROR_CODES[parsed.data.error], res.status, "the code's own status");
   assert(parsed.data.message.length > 0, "a message");
   if (path !== undefined) {
     assert(

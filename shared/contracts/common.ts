@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ERROR_CODES } from "../http/errors.ts";
+import { PUBLIC_ERROR_CODES } from "../http/errors.ts";
 
 export const Uuid = z.uuid({ error: "Must be a UUID" });
 
@@ -74,7 +74,7 @@ const ErrorDetailItem = z.object(described({ path: z.string(), message: z.string
 }));
 
 export const ErrorEnvelope = z.object(described({
-  error: z.enum(Object.keys(ERROR_CODES) as [keyof typeof ERROR_CODES]),
+  error: z.enum(Object.keys(PUBLIC_ERROR_CODES) as [keyof typeof PUBLIC_ERROR_CODES]),
   message: z.string(),
   status: z.literal(false),
   details: z.array(ErrorDetailItem).optional(),

@@ -21,8 +21,8 @@ export const ERROR_CODES = {
 
 /**
  * Codes the gateway's edge answers itself, before a request reaches the app: a request head it
- * cannot frame, or one that came too slowly. No operation declares them (they happen before
- * routing), so they stay out of ERROR_CODES, which the OpenAPI document lists per status.
+ * cannot frame, or one that came too slowly. No handler can throw them (they happen before
+ * routing), so they stay out of ERROR_CODES; a client can still meet them on any operation.
  */
 export const CONNECTION_ERROR_CODES = {
   bad_request: 400,
@@ -32,6 +32,15 @@ export const CONNECTION_ERROR_CODES = {
 } as const;
 
 export type ConnectionErrorCode = keyof typeof CONNECTION_ERROR_CODES;
+
+/**
+ * Every code a client of the public port can receive, with its status: the app's and the edge's.
+ * What the error envelope's `error` may hold, and what the OpenAPI document lists per status.
+ */
+export const PUBLIC_ERROR_CODES = { ...ERROR_CODES, ...CONNECTION_ERROR_CODES } as const;
+
+export type PublicErrorCode = keyof typeof PUBLIC_ERROR_CODES;
+export type PublicErrorStatus = typeof PUBLIC_ERROR_CODES[PublicErrorCode];
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 export type ErrorStatus = typeof ERROR_CODES[ErrorCode];
