@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Sql } from "@printshop/shared/db";
 import { ApiError, envelope, errorBody, insufficientScope, ok } from "@printshop/shared/http";
 import { assertMatches, CONTRACT_CHECKS } from "@printshop/shared/contract-checks";
@@ -31,7 +31,14 @@ import { describeCaller, describeLimits } from "./routes/account.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { checkServices } from "./health.ts";
 import { addPublicPages } from "./pages.ts";
-import { EDGE_CLIENT_HEADER, stampedClient } from "./edge/client_stamp.ts";
+import {
+  EDGE_CLIENT_HEADER,
+  type StampedConnection,
+  stampedConnection,
+} from "./edge/client_stamp.ts";
+import { cidrMatcher } from "./domain/cidr.ts";
+import { forwardedClient } from "./domain/forwarded.ts";
+import { addressGroup } from "./domain/address_group.ts";
 import type { ResponseChecker } from "./response_checks.ts";
 
 // Loaded only under contract checks: production never pays for validating its answers.
@@ -54,6 +61,20 @@ export interface GatewayDeps {
 }
 
 export type GatewayEnv = { Variables: RequestVariables & { principal?: Principal } };
+
+/** Who sent a request. */
+export interface RequestClient {
+  /**
+   * The connection's client: the peer, or the client a trusted proxy's PROXY header named. What
+   * per-address limits count by.
+   */
+  connection: string | null;
+  /**
+   * The request's client: the connection's, or, through a trusted proxy, the one its
+   * `Forwarded` / `X-Forwarded-For` names. What the access line and approval evidence record.
+   */
+  request: string | null;
+}
 
 /** The gateway's own operations, answered from the caller's principal (one per declaration). */
 type LocalHandlers = {
@@ -102,12 +123,41 @@ export function serviceUrls(config: Config): Record<ServiceName, string> {
 }
 
 /**
- * The public gateway. Each /v1 request passes, in order: body limit (413), credential (401),
+ * The public gateway. Each /v1 request passes, in order: body limit (413), credential (401, or
+ * 429 for a credential it does not know from an address that has failed too often),
  * organisation header (403), route lookup (404), scope (403), JSON check (400), then either a
  * gateway-owned handler or the owning service with a signed internal context.
  */
 export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
   const { config, sql, contextKey } = deps;
+  const trustedProxy = cidrMatcher(config.TRUSTED_PROXIES);
+  /**
+   * Who sent a request, as this app knows it: every per-address rule (failed credentials, the
+   * public pages) and every record of a client (the access line, approval evidence) asks here
+   * and nowhere else.
+   */
+  const clientOf = (c: Context): RequestClient => {
+    // Through the edge the peer is the edge itself; the edge stamps who the client is.
+    let stamped: StampedConnection | null = null;
+    if (deps.clientToken !== undefined) {
+      stamped = stampedConnection(c.req.header(EDGE_CLIENT_HEADER) ?? null, deps.clientToken);
+    } else {
+      const remote = (c.env as Deno.ServeHandlerInfo | undefined)?.remoteAddr;
+      if (remote?.transport === "tcp") {
+        stamped = { address: remote.hostname, proxied: trustedProxy(remote.hostname) };
+      }
+    }
+    if (stamped === null) return { connection: null, request: null };
+    if (!stamped.proxied) return { connection: stamped.address, request: stamped.address };
+    const forwarded = {
+      forwarded: c.req.header("forwarded") ?? null,
+      xForwardedFor: c.req.header("x-forwarded-for") ?? null,
+    };
+    return {
+      connection: stamped.address,
+      request: forwardedClient(forwarded, trustedProxy, stamped.address),
+    };
+  };
   const app = new Hono<GatewayEnv>();
   const table = new RouteTable();
   const routes = new RouteIndex(table);
@@ -158,7 +208,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     return text;
   };
 
-  app.use("*", requestContext("gateway", deps.logger));
+  // The access line names the client, as proxies in front said it where they are trusted.
+  app.use("*", requestContext("gateway", deps.logger, (c) => clientOf(c).request));
 
   app.get("/healthz", async (c) => {
     const report = await checkServices(sql, urls, deps.fetch ?? fetch);
@@ -178,14 +229,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     rateLimiter: deps.rateLimiter,
     timeoutMs: config.PROXY_TIMEOUT_MS,
     publicUrl: deps.publicUrl,
-    clientAddress: (c) => {
-      // Through the edge the peer is the edge itself; the edge stamps who the client is.
-      if (deps.clientToken !== undefined) {
-        return stampedClient(c.req.header(EDGE_CLIENT_HEADER) ?? null, deps.clientToken);
-      }
-      const remote = (c.env as Deno.ServeHandlerInfo | undefined)?.remoteAddr;
-      return remote?.transport === "tcp" ? remote.hostname : null;
-    },
+    client: clientOf,
     fetch: deps.fetch,
   });
 
@@ -214,7 +258,10 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
     const raw = c.req.raw;
     assertIdentityEncoding(raw.headers);
     const body = await readLimitedBody(raw, config.MAX_BODY_BYTES);
-    const principal = await deps.authenticator.authenticate(raw.headers);
+    const principal = await deps.authenticator.authenticate(
+      raw.headers,
+      () => addressGroup(clientOf(c).connection),
+    );
     c.set("principal", principal);
     c.set("organizationId", principal.organizationId);
     // Every authenticated request takes a token, whatever it turns out to be, so probing unknown

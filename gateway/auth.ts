@@ -7,6 +7,8 @@ import { hashSecret, parseApiKey, sameBytes } from "./domain/api_key.ts";
 import { findActiveKey } from "./store/api_keys.ts";
 import { findActivePartnerApp, findGrant } from "./store/partner_apps.ts";
 import type { TokenCheck } from "./partner_tokens.ts";
+import { FailedLookupLimiter } from "./failed_lookup_limiter.ts";
+import { UNKNOWN_ADDRESS_GROUP } from "./domain/address_group.ts";
 
 export interface Principal {
   organizationId: string;
@@ -26,6 +28,16 @@ export interface Principal {
 export const AUTH_CACHE_TTL_MS = 2_000;
 const AUTH_CACHE_MAX_ENTRIES = 10_000;
 
+/**
+ * How long a credential that authenticated stays known to this process: a known credential is
+ * always looked up, whatever its address has failed, so a client keeps working while others
+ * behind the same address (a proxy, an office) guess. A day covers any client that is in use;
+ * only valid credentials are remembered, so no attacker can fill the entries, which are bounded
+ * all the same.
+ */
+export const KNOWN_CREDENTIAL_TTL_MS = 24 * 60 * 60 * 1000;
+const KNOWN_CREDENTIAL_MAX_ENTRIES = 100_000;
+
 const TENANT_CHALLENGE = 'ApiKey realm="printshop", header="X-API-Key"';
 const BEARER_CHALLENGE = 'Bearer realm="printshop"';
 const INVALID_TOKEN_CHALLENGE = 'Bearer realm="printshop", error="invalid_token"';
@@ -37,20 +49,70 @@ function unauthenticated(message: string, challenge = TENANT_CHALLENGE): ApiErro
 export interface AuthenticatorOptions {
   /** Verifies partner bearer tokens; absent when PARTNER_JWKS_URL is not configured. */
   verifyPartnerToken?: (token: string) => Promise<TokenCheck>;
+  /** What failed look-ups cost each address group; by default FAILED_LOOKUP_POLICY's buckets. */
+  failedLookups?: FailedLookupLimiter;
   now?: () => number;
+}
+
+/** The refusal of a look-up for an address group that has failed too often. */
+function tooManyFailures(retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    "rate_limited",
+    "Too many failed credentials from this address; a credential not used here before is " +
+      `checked again in ${retryAfterSeconds} s`,
+    undefined,
+    { "Retry-After": String(retryAfterSeconds) },
+  );
+}
+
+/**
+ * Fingerprints of credentials that authenticated, each for KNOWN_CREDENTIAL_TTL_MS, the
+ * oldest forgotten first when there are too many (forgetting one only puts it back under its
+ * address's limit).
+ */
+class KnownCredentials {
+  #expiresAt = new Map<string, number>();
+
+  constructor(private readonly now: () => number) {}
+
+  has(fingerprint: string): boolean {
+    const expiresAt = this.#expiresAt.get(fingerprint);
+    if (expiresAt === undefined) return false;
+    if (expiresAt > this.now()) return true;
+    this.#expiresAt.delete(fingerprint);
+    return false;
+  }
+
+  add(fingerprint: string): void {
+    this.#expiresAt.delete(fingerprint);
+    if (this.#expiresAt.size >= KNOWN_CREDENTIAL_MAX_ENTRIES) {
+      this.#expiresAt.delete(this.#expiresAt.keys().next().value!);
+    }
+    this.#expiresAt.set(fingerprint, this.now() + KNOWN_CREDENTIAL_TTL_MS);
+  }
 }
 
 /**
  * Resolves the caller of a request: a tenant key (X-API-Key alone) or a partner credential
  * (client id, client secret, bearer token and organisation). Every failure is a 401 whose message
  * says which part failed but never echoes the credential.
+ *
+ * Looking a secret up (a key, a partner's client id and secret) costs a database query, so a
+ * look-up that fails costs the caller's address group a token of its failed look-ups
+ * (domain/failed_lookups.ts); once they are spent, a credential this process does not know is
+ * refused with 429 before any query. A credential that has authenticated here is known for a
+ * day and always looked up, so guessing from an address never locks out a client behind it.
  */
 export class Authenticator {
   #cache = new Map<string, { principal: Principal; expiresAt: number }>();
+  #known: KnownCredentials;
+  #failedLookups: FailedLookupLimiter;
   #now: () => number;
 
   constructor(private readonly sql: Sql, private readonly options: AuthenticatorOptions = {}) {
     this.#now = options.now ?? Date.now;
+    this.#known = new KnownCredentials(this.#now);
+    this.#failedLookups = options.failedLookups ?? new FailedLookupLimiter(undefined, this.#now);
   }
 
   /** Forgets every cached credential (after a revocation through this process's admin API). */
@@ -58,13 +120,21 @@ export class Authenticator {
     this.#cache.clear();
   }
 
-  async authenticate(headers: Headers): Promise<Principal> {
+  /**
+   * `addressGroup` answers the caller's group (domain/address_group.ts), what its failures are
+   * counted by; it is asked only when a credential is looked up, so a cached one costs nothing.
+   */
+  async authenticate(
+    headers: Headers,
+    addressGroup: () => string = () => UNKNOWN_ADDRESS_GROUP,
+  ): Promise<Principal> {
     const cacheKey = credentialFingerprint(headers);
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.expiresAt > this.#now()) return cached.principal;
+    const group = addressGroup();
     const { principal, expiresAt } = headers.has("x-api-secret")
-      ? await this.#partner(headers)
-      : await this.#tenant(headers);
+      ? await this.#partner(headers, group)
+      : await this.#tenant(headers, group);
     if (this.#cache.size >= AUTH_CACHE_MAX_ENTRIES) {
       this.#cache.delete(this.#cache.keys().next().value!);
     }
@@ -75,7 +145,43 @@ export class Authenticator {
     return principal;
   }
 
-  async #tenant(headers: Headers): Promise<{ principal: Principal; expiresAt: number }> {
+  /**
+   * Looks a secret up for `addressGroup`, answering what `find` found when `matches` accepts it
+   * (the secret's hash is the stored one), else null. A credential not known here takes a token
+   * of the group's failed look-ups first (429 when none is left) and gives it back when it
+   * matches; a known one is looked up whatever the group has failed, and its failure (revoked
+   * since) is no guess, so it costs nothing.
+   */
+  async #lookUp<T>(
+    addressGroup: string,
+    credential: string,
+    find: () => Promise<T | null>,
+    matches: (found: T) => boolean,
+  ): Promise<T | null> {
+    const fingerprint = hash("sha256", credential, "base64url");
+    const known = this.#known.has(fingerprint);
+    if (!known) {
+      const retryAfter = this.#failedLookups.take(addressGroup);
+      if (retryAfter !== null) throw tooManyFailures(retryAfter);
+    }
+    let found: T | null;
+    try {
+      found = await find();
+    } catch (error) {
+      // The database failed, not the credential.
+      if (!known) this.#failedLookups.giveBack(addressGroup);
+      throw error;
+    }
+    if (found === null || !matches(found)) return null;
+    this.#known.add(fingerprint);
+    if (!known) this.#failedLookups.giveBack(addressGroup);
+    return found;
+  }
+
+  async #tenant(
+    headers: Headers,
+    addressGroup: string,
+  ): Promise<{ principal: Principal; expiresAt: number }> {
     const apiKey = headers.get("x-api-key");
     const authorization = headers.get("authorization");
     if (authorization !== null) {
@@ -93,8 +199,16 @@ export class Authenticator {
     const parsed = parseApiKey(apiKey);
     // Hash even when the format is wrong, so timing does not tell well-formed keys apart.
     const hash = await hashSecret(parsed?.secret ?? apiKey);
-    const key = parsed ? await findActiveKey(this.sql, parsed.lookup) : null;
-    if (!key || !sameBytes(hash, key.secretHash)) {
+    // A key that cannot be one (wrong shape) costs no look-up, so it counts as none.
+    const key = parsed
+      ? await this.#lookUp(
+        addressGroup,
+        `key\n${apiKey}`,
+        () => findActiveKey(this.sql, parsed.lookup),
+        (found) => sameBytes(hash, found.secretHash),
+      )
+      : null;
+    if (!key) {
       throw unauthenticated("Invalid or revoked API key");
     }
     const principal: Principal = {
@@ -110,7 +224,10 @@ export class Authenticator {
     return { principal, expiresAt: Infinity };
   }
 
-  async #partner(headers: Headers): Promise<{ principal: Principal; expiresAt: number }> {
+  async #partner(
+    headers: Headers,
+    addressGroup: string,
+  ): Promise<{ principal: Principal; expiresAt: number }> {
     const verify = this.options.verifyPartnerToken;
     if (!verify) {
       throw unauthenticated(
@@ -133,8 +250,14 @@ export class Authenticator {
       );
     }
     const hash = await hashSecret(clientSecret);
-    const app = await findActivePartnerApp(this.sql, clientId);
-    if (!app || !sameBytes(hash, app.secretHash)) {
+    // The client id and secret are what is guessed; the token is checked by its signature alone.
+    const app = await this.#lookUp(
+      addressGroup,
+      `partner\n${clientId}\n${clientSecret}`,
+      () => findActivePartnerApp(this.sql, clientId),
+      (found) => sameBytes(hash, found.secretHash),
+    );
+    if (!app) {
       throw unauthenticated("Invalid partner client id or secret", BEARER_CHALLENGE);
     }
     const check = await verify(token);

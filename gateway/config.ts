@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Cidr, parseCidr } from "./domain/cidr.ts";
 import {
   eventBusConfig,
   httpUrl,
@@ -43,9 +44,40 @@ export const ConfigSchema = z.object({
   BODY_TIMEOUT_MS: positiveInt(30_000, 3_600_000),
   /** How long a keep-alive connection may sit with no request in progress and no answer owed. */
   IDLE_TIMEOUT_MS: positiveInt(5_000, 600_000),
-  /** Open public connections at once; unset, derived from the process's descriptor limit. */
+  /**
+   * Open public connections at once; unset, the fewest of what the descriptor limit and
+   * CONNECTION_MEMORY_MB allow.
+   */
   MAX_CONNECTIONS: z.coerce.number({ error: "must be a number" }).int("must be a whole number")
     .min(1, "must be at least 1").max(1_000_000, "must be at most 1000000").optional(),
+  /**
+   * The process's descriptor limit, read by whoever starts it (the launcher; the container's
+   * entrypoint, from `ulimit -n`), since the process itself may read it only with --allow-all.
+   */
+  OPEN_FILE_LIMIT: z.coerce.number({ error: "must be a number" }).int("must be a whole number")
+    .min(16, "must be at least 16").optional(),
+  /** Memory the public connections may take; bounds MAX_CONNECTIONS however many descriptors. */
+  CONNECTION_MEMORY_MB: positiveInt(128, 64 * 1024),
+  /** Share of MAX_CONNECTIONS one client address (an IPv6 /64) may hold, in per cent. */
+  CONNECTIONS_PER_ADDRESS_PERCENT: positiveInt(10, 100),
+  /**
+   * Peers whose PROXY protocol v2 header and Forwarded / X-Forwarded-For are believed:
+   * comma-separated CIDRs (or single addresses). Empty: none.
+   */
+  TRUSTED_PROXIES: z.string().default("").transform((text, ctx): Cidr[] => {
+    const ranges: Cidr[] = [];
+    for (const item of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+      const range = parseCidr(item);
+      if (range) ranges.push(range);
+      else {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${item.slice(0, 64)}" is not an address or CIDR range (e.g. 10.0.0.0/8)`,
+        });
+      }
+    }
+    return ranges;
+  }),
   // Deno's own HTTP server refuses a head over 64 KiB with a bare 400: the edge must refuse first.
   /** Request line and header fields together; over it, 431 (or 414 when the URL is the cause). */
   MAX_HEADER_BYTES: positiveInt(32_768, 60 * 1024),

@@ -1,10 +1,17 @@
 /**
  * Public pages (the proof approval page): declared by their services' contracts, served here
  * with no credential and forwarded to the owning service's internal path with a signed context
- * that names the visitor (address as the edge saw it, browser) and the gateway's public address.
+ * that names the visitor (its address, as trusted proxies say it; its browser) and the gateway's
+ * public address.
  *
- * What the gateway itself guards, before the service sees anything: a rate per visitor address
- * (a page has no credential to count by), a small body limit, a form post whose Origin is
+ * What the gateway itself guards, before the service sees anything: the token first, checked
+ * with the page's link key (`shared/link_token.ts`). A token that does not verify (forged,
+ * mistyped, cut short) is a failed look-up of the visitor's address group, counted in memory
+ * like a failed credential (failed_lookup_limiter.ts, a bucket of its own): beyond the bound
+ * that address gets 429 for such tokens, and only for them. A token that verifies is never
+ * refused for its address, so nobody's guessing (behind the same proxy, say) locks a customer
+ * out; its link is limited instead, per method, by the page's `requestsPerMinutePerLink` in the
+ * shared buckets every replica takes from. Then a small body limit, a form post whose Origin is
  * another site (cross-site form posts), and every error as a short HTML page, since a person
  * reads it in a browser.
  */
@@ -20,8 +27,12 @@ import {
 } from "@printshop/shared/internal-context";
 import { ApiError } from "@printshop/shared/http";
 import { type ServiceName, toHonoPath } from "@printshop/shared/routes";
+import { deriveLinkKey, type LinkKey, verifyLinkToken } from "@printshop/shared/link-token";
 import type { RateLimiter } from "./rate_limiter.ts";
 import { readLimitedBody } from "./body.ts";
+import { FailedLookupLimiter } from "./failed_lookup_limiter.ts";
+import { addressGroup } from "./domain/address_group.ts";
+import { retryAfterSeconds } from "./domain/token_bucket.ts";
 
 /** A page and the service that renders it. */
 interface PublicPage extends PageSpec {
@@ -99,17 +110,29 @@ export interface PageDeps {
   timeoutMs: number;
   /** Where customers reach the gateway. */
   publicUrl: () => string;
-  /** The visitor's address, as the edge saw it. */
-  clientAddress: (c: Context) => string | null;
+  /** Who the visitor is: its connection's address, and the request's (RequestClient). */
+  client: (c: Context) => { connection: string | null; request: string | null };
   fetch?: typeof fetch;
+}
+
+/** What one page's requests share: its link key, and the failed look-ups of every page. */
+interface PageGuard {
+  linkKey: LinkKey;
+  failedLookups: FailedLookupLimiter;
 }
 
 /** Registers every declared page on the gateway's app. */
 export function addPublicPages(app: Hono, deps: PageDeps): void {
+  // Failed token look-ups, apart from failed credentials: guessing links locks no API client out.
+  const failedLookups = new FailedLookupLimiter();
   for (const page of PUBLIC_PAGES) {
+    const guard: PageGuard = {
+      linkKey: deriveLinkKey(deps.contextKey.secret, page.linkTokenLabel),
+      failedLookups,
+    };
     app.on([...page.methods], toHonoPath(page.path), async (c) => {
       try {
-        return await forward(c, page, deps);
+        return await forward(c, page, guard, deps);
       } catch (error) {
         if (error instanceof ApiError && error.code === "payload_too_large") {
           return errorPage(413, "That was too much", "The form was larger than this page takes.");
@@ -120,18 +143,45 @@ export function addPublicPages(app: Hono, deps: PageDeps): void {
   }
 }
 
-async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Response> {
-  const address = deps.clientAddress(c);
-  const bucket = await deps.rateLimiter.take(`page:${page.name}:${address ?? "unknown"}`, {
-    requestsPerMinute: page.requestsPerMinute,
-  });
-  if (!bucket.admitted) {
-    return errorPage(
-      429,
-      "Too many requests",
-      "This page was asked for too often from your network. Wait a minute and try again.",
-      { "retry-after": "60" },
-    );
+async function forward(
+  c: Context,
+  page: PublicPage,
+  guard: PageGuard,
+  deps: PageDeps,
+): Promise<Response> {
+  const client = deps.client(c);
+  // Guessing is counted by connection; the evidence records who asked, as proxies say it.
+  const group = addressGroup(client.connection);
+  const token = c.req.param("token") ?? "";
+  const linkId = verifyLinkToken(guard.linkKey, token);
+  if (linkId === null) {
+    const retryAfter = guard.failedLookups.take(group);
+    if (retryAfter !== null) {
+      return errorPage(
+        429,
+        "Too many invalid links",
+        "Too many links that are not valid were opened from your network. Open the link " +
+          "from your email exactly as it is; it still works.",
+        { "retry-after": String(retryAfter) },
+      );
+    }
+    // Still forwarded: the service says what is wrong in the page's own words, and reads
+    // nothing to say it (it checks the token the same way).
+  } else {
+    const method = c.req.method === "POST" ? "POST" : "GET";
+    const policy = { requestsPerMinute: page.requestsPerMinutePerLink[method] };
+    const bucket = await deps.rateLimiter.take(`page:${page.name}:${method}:${linkId}`, policy);
+    if (!bucket.admitted) {
+      const seconds = retryAfterSeconds(policy, bucket.tokens);
+      return errorPage(
+        429,
+        "Too many requests",
+        `This link was opened too often in the last minute. Wait ${seconds} second${
+          seconds === 1 ? "" : "s"
+        } and try again.`,
+        { "retry-after": String(seconds) },
+      );
+    }
   }
   if (c.req.method === "POST") {
     // A browser names the page a form was posted from; another site's form is refused here.
@@ -146,7 +196,6 @@ async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Re
     }
   }
   const body = await readLimitedBody(c.req.raw, page.maxBodyBytes);
-  const token = c.req.param("token") ?? "";
   const target = page.internalPath.replace("{token}", encodeURIComponent(token));
   const headers = new Headers();
   for (const name of FORWARDED_REQUEST_HEADERS) {
@@ -165,7 +214,10 @@ async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Re
       requestId,
       issuedAt: Date.now(),
       publicUrl: deps.publicUrl(),
-      client: { address, userAgent: c.req.header("user-agent")?.slice(0, 500) ?? null },
+      client: {
+        address: client.request,
+        userAgent: c.req.header("user-agent")?.slice(0, 500) ?? null,
+      },
     }),
   );
   let upstream: Response;
@@ -185,6 +237,8 @@ async function forward(c: Context, page: PublicPage, deps: PageDeps): Promise<Re
       { "retry-after": "30" },
     );
   }
+  // A signed token naming no link (deleted, or signed with a leaked key) was a failed look-up too.
+  if (linkId !== null && upstream.status === 404) guard.failedLookups.take(group);
   if (upstream.status >= 500) {
     await upstream.body?.cancel();
     return errorPage(

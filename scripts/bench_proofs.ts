@@ -11,8 +11,8 @@
  *    The request's own answer time is reported beside it. p50, p99, max.
  * 2. Page render: the approval page of one sent proof, `GET /approve/{token}` through the gateway,
  *    PAGE_SAMPLES times one after another after a warm-up, as many as the page's rate limit lets
- *    one address have in a minute (the first opening records the view; these measure the read
- *    and the HTML), p50 and p99, with the page's bytes; beside it
+ *    one link have in a minute (the first opening records the view; these measure the read and
+ *    the HTML), p50 and p99, with the page's bytes; beside it
  *    `GET /v1/proofs/{proofId}` of the same proof with the shop's key (the same rows, as JSON,
  *    behind a credential) for scale.
  */
@@ -23,11 +23,11 @@ import { api, benchOrganization, startBenchStack } from "./bench_stack.ts";
 
 export const SENDS = Number(Deno.env.get("BENCH_PROOF_SENDS") ?? 200);
 /**
- * Renders timed: what one visitor address may ask for in a minute (the page's own rate limit,
- * which the bench, one address, is held to like anyone), less the warm-up.
+ * Renders timed: what one link may be viewed in a minute (the page's own rate limit, which the
+ * bench, one link, is held to like anyone), less the warm-up.
  */
 const PAGE_WARMUP = 5;
-const PAGE_SAMPLES = approvalPages.approvalPage.requestsPerMinute - PAGE_WARMUP - 1;
+const PAGE_SAMPLES = approvalPages.approvalPage.requestsPerMinutePerLink.GET - PAGE_WARMUP - 1;
 const WARMUP = 20;
 const MESSAGE_TIMEOUT_MS = 30_000;
 

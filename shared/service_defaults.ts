@@ -99,6 +99,8 @@ export function serviceDefaults(options: ServiceDefaultsOptions): Hono<ServiceEn
 export function requestContext(
   service: string,
   logger: Logger,
+  /** The request's client, for the access line (the gateway's; a service's peer is the gateway). */
+  clientOf?: (c: Context) => string | null,
 ): MiddlewareHandler<{ Variables: RequestVariables }> {
   return async (c, next) => {
     const headers = c.req.raw.headers;
@@ -138,6 +140,7 @@ export function requestContext(
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       organizationId: c.get("organizationId"),
+      ...(clientOf ? { client: clientOf(c) } : {}),
     });
   };
 }

@@ -18,6 +18,12 @@ export function refillPerSecond(policy: BucketPolicy): number {
   return policy.requestsPerMinute / 60;
 }
 
+/** The tokens a bucket holds `elapsedMs` after it held `tokens`: refilled, never over capacity. */
+export function refilled(policy: BucketPolicy, tokens: number, elapsedMs: number): number {
+  const gained = Math.max(0, elapsedMs) / 1000 * refillPerSecond(policy);
+  return Math.min(policy.requestsPerMinute, tokens + gained);
+}
+
 /** Whole seconds until the bucket holds a token again; never earlier than that moment. */
 export function retryAfterSeconds(policy: BucketPolicy, tokens: number): number {
   if (tokens >= 1) return 0;

@@ -21,36 +21,70 @@ export function newEdgeToken(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** The header line the edge adds for one client connection (built once per connection). */
-export function stampLine(token: string, address: string): Uint8Array {
-  return encoder.encode(`${EDGE_CLIENT_HEADER}: ${token} ${address}\r\n`);
+/** Marks a connection that came through a trusted proxy (TRUSTED_PROXIES). */
+const PROXIED = "proxied";
+
+/**
+ * The header line the edge adds for one client connection (built once per connection): the
+ * client's address, and whether a trusted proxy brought it, in which case the app may read the
+ * proxy's `Forwarded` / `X-Forwarded-For` for what is per request.
+ */
+export function stampLine(token: string, address: string, proxied = false): Uint8Array {
+  return encoder.encode(
+    `${EDGE_CLIENT_HEADER}: ${token} ${address}${proxied ? ` ${PROXIED}` : ""}\r\n`,
+  );
+}
+
+/** A Host line for a request that has none (HTTP/1.0 allows it), so the app can build its URL. */
+export function hostLine(host: string): Uint8Array {
+  return encoder.encode(`host: ${host}\r\n`);
 }
 
 /**
- * A request head (request line first, as the edge's framer passes it on) with `stamp` after its
+ * A request head (request line first, as the edge's framer passes it on) with `lines` after its
  * request line.
  */
-export function stampHead(head: Uint8Array, stamp: Uint8Array): Uint8Array {
+export function stampHead(head: Uint8Array, ...lines: Uint8Array[]): Uint8Array {
   const lineEnd = head.indexOf(LF) + 1;
-  const stamped = new Uint8Array(head.length + stamp.length);
+  let added = 0;
+  for (const line of lines) added += line.length;
+  const stamped = new Uint8Array(head.length + added);
   stamped.set(head.subarray(0, lineEnd));
-  stamped.set(stamp, lineEnd);
-  stamped.set(head.subarray(lineEnd), lineEnd + stamp.length);
+  let at = lineEnd;
+  for (const line of lines) {
+    stamped.set(line, at);
+    at += line.length;
+  }
+  stamped.set(head.subarray(lineEnd), at);
   return stamped;
 }
 
+/** What the edge stamped on a request's connection. */
+export interface StampedConnection {
+  /** The client's address: the peer's, or the one a trusted proxy's PROXY header named. */
+  address: string;
+  /** Whether the peer is a trusted proxy. */
+  proxied: boolean;
+}
+
 /**
- * The client address the edge stamped on a request, from the field's value as the app's server
- * gives it (values of the same field joined by ", ", the edge's first), or null when the
- * request did not come through this process's edge.
+ * What the edge stamped on a request, from the field's value as the app's server gives it
+ * (values of the same field joined by ", ", the edge's first), or null when the request did not
+ * come through this process's edge.
  */
-export function stampedClient(value: string | null, token: string): string | null {
+export function stampedConnection(value: string | null, token: string): StampedConnection | null {
   if (value === null || value.length <= token.length || value[token.length] !== " ") return null;
   // Every character compared, whatever the first difference: timing tells nothing of the token.
   let difference = 0;
   for (let i = 0; i < token.length; i++) difference |= value.charCodeAt(i) ^ token.charCodeAt(i);
   if (difference !== 0) return null;
   const comma = value.indexOf(",");
-  const address = value.slice(token.length + 1, comma === -1 ? undefined : comma).trim();
-  return address === "" ? null : address;
+  const [address, mark] = value.slice(token.length + 1, comma === -1 ? undefined : comma).trim()
+    .split(" ");
+  return address ? { address, proxied: mark === PROXIED } : null;
+}
+
+/** The client address the edge stamped on a request (see stampedConnection). */
+export function stampedClient(value: string | null, token: string): string | null {
+  return stampedConnection(value, token)?.address ?? null;
 }

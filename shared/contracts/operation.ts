@@ -90,8 +90,18 @@ export interface PageSpec {
   internalScope: string;
   methods: readonly ("GET" | "POST")[];
   summary: string;
-  /** What a visitor may send each minute, per address; a page has no credential to count by. */
-  requestsPerMinute: number;
+  /**
+   * The label the key of the page's link tokens (its path's `{token}`) is derived with from the
+   * internal secret (`shared/link_token.ts`). The gateway checks a token with it before anything
+   * else: a forged one is counted against the visitor's address, never against a link.
+   */
+  linkTokenLabel: string;
+  /**
+   * What each link may be asked each minute, by method (HEAD counts as GET), across every
+   * gateway replica: a page has no credential to count by, and a genuine link is never refused
+   * for the address it is opened from.
+   */
+  requestsPerMinutePerLink: Readonly<Record<"GET" | "POST", number>>;
   /** The largest form a visitor may post. */
   maxBodyBytes: number;
   /** Every event the page may write (checked whenever contract checks are on). */

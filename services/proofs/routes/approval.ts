@@ -19,13 +19,12 @@ import { toHonoPath } from "@printshop/shared/routes";
 import { requireInternalScope, type ServiceEnv } from "@printshop/shared/service-defaults";
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
+import { type LinkKey, verifyLinkToken } from "@printshop/shared/link-token";
 import {
-  deriveLinkKey,
+  approvalLinkKey,
   formToken,
   formTokenMatches,
-  type LinkKey,
   newFormNonce,
-  verifyLinkToken,
 } from "../domain/approval_token.ts";
 import {
   type FormState,
@@ -78,7 +77,7 @@ function problem(
 
 export function addApprovalPage(app: Hono<ServiceEnv>, deps: ServiceDeps<Config>): void {
   const { sql, contextKey } = deps;
-  const linkKey: LinkKey = deriveLinkKey(contextKey.secret);
+  const linkKey: LinkKey = approvalLinkKey(contextKey.secret);
 
   /** The page for an open link: the form while a decision is awaited, the outcome after. */
   const show = async (

@@ -11,7 +11,7 @@ import { requireInternalScope, type ServiceEnv } from "@printshop/shared/service
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
 import { type Delivery, type LinkSettings, listOutbox, sendProofs } from "../store/mail.ts";
-import { deriveLinkKey } from "../domain/approval_token.ts";
+import { approvalLinkKey } from "../domain/approval_token.ts";
 
 /**
  * The links of a send from the signed context: the gateway names the shop and its own public
@@ -36,7 +36,7 @@ function linkSettings(key: LinkSettings["key"], auth: InternalContext): LinkSett
 export function mailRoutes(
   { sql, config, contextKey }: ServiceDeps<Config>,
 ): Handlers<typeof mailOperations> {
-  const key = deriveLinkKey(contextKey.secret);
+  const key = approvalLinkKey(contextKey.secret);
   const delivery: Delivery = config.SMTP_URL ? "queued" : "local";
   const message = (d: Delivery): string =>
     d === "queued"

@@ -16,7 +16,8 @@ import { writeEvent } from "@printshop/shared/outbox";
 import { APPROVAL_LINK_DAYS } from "@printshop/shared/contracts/proofs";
 import { composeMail } from "../domain/mail_message.ts";
 import { linkExpiry } from "../domain/approval_link.ts";
-import { approvalUrl, type LinkKey, linkToken } from "../domain/approval_token.ts";
+import { type LinkKey, linkToken } from "@printshop/shared/link-token";
+import { approvalUrl } from "../domain/approval_token.ts";
 import { type Caller, recordProofSent } from "./proofs.ts";
 import { insertApprovalLinks, type NewApprovalLink } from "./approval_links.ts";
 

@@ -31,7 +31,11 @@ export const approvalPages = {
     methods: ["GET", "POST"],
     summary: "A customer's approval page for one proof revision: view it, approve it, or " +
       "request changes",
-    requestsPerMinute: 60,
+    // Changing the label invalidates every link sent.
+    linkTokenLabel: "printshop proof approval links v1",
+    // Views are reads after the first; a link forwarded round an office still opens. A decision
+    // writes, and a customer correcting the form posts a few times at most.
+    requestsPerMinutePerLink: { GET: 60, POST: 10 },
     maxBodyBytes: 16 * 1024,
     events: ["proof.viewed", "proof.client_decision_recorded", "proof.status_changed"],
   },
