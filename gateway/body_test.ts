@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiError } from "@printshop/shared/http";
-import { assertJson, readLimitedBody } from "./body.ts";
+import { assertJson, BodyPieces, readLimitedBody } from "./body.ts";
 
 /** A body source that counts how often it is asked for data and whether it was cancelled. */
 function countingStream(
@@ -143,4 +143,19 @@ Deno.test("readLimitedBody() answers a body cut off mid-way with a 400, not a se
     (e: unknown) =>
       e instanceof ApiError && e.status === 400 && /ended before it was complete/.test(e.message),
   );
+});
+
+Deno.test("BodyPieces keeps a body trickled in a byte at a time at its own size, not 64 KiB a byte", () => {
+  const pieces = new BodyPieces();
+  for (let i = 0; i < 100; i++) {
+    // What Deno hands over: one byte, in a view of a 64 KiB buffer.
+    pieces.add(new Uint8Array(64 * 1024).fill(0x61 + (i % 26)).subarray(0, 1));
+  }
+  assert.equal(pieces.length, 100);
+  assert.ok(pieces.held <= 2 * 100, `${pieces.held} bytes held for 100`);
+  assert.equal(new TextDecoder().decode(pieces.bytes()).slice(0, 3), "abc");
+  // A piece that fills its buffer is kept as it is, without a copy.
+  const whole = new Uint8Array(1024);
+  pieces.add(whole);
+  assert.equal(pieces.held, 100 + 1024);
 });

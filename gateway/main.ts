@@ -16,7 +16,9 @@ import { startEdgeGuard } from "./edge/guard.ts";
 import { privateListenAt, serveResiliently } from "./edge/resilient_server.ts";
 import { newEdgeToken } from "./edge/client_stamp.ts";
 import { isLoopback, publicHost } from "./public_url.ts";
-import { ASSUMED_OPEN_FILE_LIMIT, connectionCap, readOpenFileLimit } from "./edge/descriptors.ts";
+import { capacity } from "./edge/capacity.ts";
+import { readOpenFileLimit } from "@printshop/shared/open-files";
+import { cidrMatcher } from "./domain/cidr.ts";
 
 const config = loadConfigOrExit(ConfigSchema);
 const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: "gateway" } });
@@ -70,19 +72,24 @@ const appServer = serveResiliently<Deno.Addr>(
     clientToken,
   }).fetch,
 );
-const openFileLimit = await readOpenFileLimit();
-const fittingConnections = connectionCap(openFileLimit ?? ASSUMED_OPEN_FILE_LIMIT);
+const openFileLimit = await readOpenFileLimit(config.OPEN_FILE_LIMIT);
+const room = capacity({
+  openFileLimit,
+  memoryBytes: config.CONNECTION_MEMORY_MB * 1024 * 1024,
+  perAddressPercent: config.CONNECTIONS_PER_ADDRESS_PERCENT,
+  ...(config.MAX_CONNECTIONS !== undefined ? { configured: config.MAX_CONNECTIONS } : {}),
+});
 if (openFileLimit === null && config.MAX_CONNECTIONS === undefined) {
   logger.warn("descriptor limit unknown; capping connections as if it were the usual", {
-    assumedOpenFiles: ASSUMED_OPEN_FILE_LIMIT,
-    maxConnections: fittingConnections,
+    assumedOpenFiles: room.openFiles,
+    maxConnections: room.maxConnections,
     // Deno reads /proc/self/limits only with --allow-all; --allow-read is not enough.
-    fix: "set MAX_CONNECTIONS, or run with --allow-all so /proc/self/limits can be read",
+    fix: "set OPEN_FILE_LIMIT (the launcher and the container's entrypoint do), or MAX_CONNECTIONS",
   });
-} else if (config.MAX_CONNECTIONS !== undefined && config.MAX_CONNECTIONS > fittingConnections) {
+} else if (config.MAX_CONNECTIONS !== undefined && config.MAX_CONNECTIONS > room.fitsDescriptors) {
   logger.warn("MAX_CONNECTIONS is more than the descriptor limit allows", {
-    openFiles: openFileLimit,
-    fits: fittingConnections,
+    openFiles: room.openFiles,
+    fits: room.fitsDescriptors,
   });
 }
 const edge = startEdgeGuard({
@@ -94,10 +101,14 @@ const edge = startEdgeGuard({
     headerTimeoutMs: config.HEADER_TIMEOUT_MS,
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
     idleTimeoutMs: config.IDLE_TIMEOUT_MS,
-    maxConnections: config.MAX_CONNECTIONS ?? fittingConnections,
+    maxConnections: room.maxConnections,
+    maxLinks: room.maxLinks,
+    maxPerAddress: room.maxPerAddress,
+    highWater: room.highWater,
     maxHeaderBytes: config.MAX_HEADER_BYTES,
     maxUrlBytes: config.MAX_URL_BYTES,
   },
+  trustedProxy: cidrMatcher(config.TRUSTED_PROXIES),
   logger,
 });
 /** What links sent to customers point at: PUBLIC_URL, else the port this edge listens on. */
@@ -113,7 +124,12 @@ logger.info("listening", {
   hostname: edge.addr.hostname,
   port: edge.addr.port,
   api: "public",
-  maxConnections: config.MAX_CONNECTIONS ?? fittingConnections,
+  maxConnections: room.maxConnections,
+  boundBy: room.boundBy,
+  openFiles: room.openFiles,
+  maxPerAddress: room.maxPerAddress,
+  maxLinks: room.maxLinks,
+  trustedProxies: config.TRUSTED_PROXIES.length,
 });
 
 // For operators, on loopback unless ADMIN_HOST says otherwise: not behind the edge, but it comes

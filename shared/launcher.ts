@@ -2,6 +2,7 @@ import { type ServiceName, SERVICES } from "./routes.ts";
 import { freePort, sleep } from "./net.ts";
 import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 import { Backoff } from "./events/waker.ts";
+import { OPEN_FILE_LIMIT_ENV, readOpenFileLimit } from "./open_files.ts";
 
 /**
  * Starts the five services and the gateway as separate processes, each on its own port, and
@@ -152,6 +153,12 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     INTERNAL_SECRET: options.internalSecret,
     ...options.env,
   };
+  // The gateway sizes its connection cap by the limit it inherits, which it cannot read itself
+  // under RUN_FLAGS; this process runs with --allow-all and can.
+  const openFiles = await readOpenFileLimit();
+  const gatewayLimits: Record<string, string> = openFiles === null
+    ? {}
+    : { [OPEN_FILE_LIMIT_ENV]: String(openFiles) };
   const envOf = (
     name: ServiceName | "gateway",
     ports = { gateway: gatewayPort, admin: adminPort },
@@ -163,6 +170,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
         PORT: String(ports.gateway),
         ADMIN_PORT: String(ports.admin),
         PLATFORM_ADMIN_TOKEN: options.adminToken,
+        ...gatewayLimits,
         QUOTES_URL: serviceUrls.quotes,
         CATALOGUE_URL: serviceUrls.catalogue,
         CRM_URL: serviceUrls.crm,

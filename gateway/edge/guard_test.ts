@@ -5,100 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { waitFor } from "@printshop/shared/net";
-import { createLogger } from "@printshop/shared/log";
-import { type EdgeGuard, type EdgeLimits, startEdgeGuard } from "./guard.ts";
-import { privateListenAt, serveResiliently } from "./resilient_server.ts";
-import { EDGE_CLIENT_HEADER, newEdgeToken, stampedClient } from "./client_stamp.ts";
-
-const LIMITS: EdgeLimits = {
-  headerTimeoutMs: 300,
-  bodyTimeoutMs: 300,
-  idleTimeoutMs: 300,
-  maxConnections: 100,
-  maxHeaderBytes: 32_768,
-  maxUrlBytes: 16_384,
-};
-const BIG_BODY_BYTES = 32 * 1024 * 1024;
-
-interface TestApp {
-  requests: string[];
-  addr: Deno.Addr;
-  token: string;
-}
-
-/**
- * An app like the gateway's: echoes (with the client the edge stamped), answers slowly on /slow,
- * and sends a large body on /big.
- */
-async function withEdge(
-  run: (edge: EdgeGuard, app: TestApp, stop: () => Promise<void>) => Promise<void>,
-): Promise<void> {
-  const logger = createLogger({ level: "error", fields: { service: "guard-test" } });
-  const token = newEdgeToken();
-  const requests: string[] = [];
-  const app = serveResiliently<Deno.Addr>(
-    { ...privateListenAt(), name: "app", logger },
-    async (request) => {
-      const path = new URL(request.url).pathname;
-      requests.push(`${request.method} ${path}`);
-      const body = await request.text();
-      if (path === "/slow") await new Promise((resolve) => setTimeout(resolve, 200));
-      if (path === "/big") return new Response(new Uint8Array(BIG_BODY_BYTES));
-      const client = stampedClient(request.headers.get(EDGE_CLIENT_HEADER), token);
-      return Response.json({ path, body, client });
-    },
-  );
-  const edge = startEdgeGuard({
-    hostname: "127.0.0.1",
-    port: 0,
-    upstream: () => app.addr,
-    clientToken: token,
-    limits: LIMITS,
-    logger,
-  });
-  const seen: TestApp = {
-    requests,
-    get addr() {
-      return app.addr;
-    },
-    token,
-  };
-  let stopped: Promise<void> | undefined;
-  // As the gateway stops: the app's graceful shutdown drains what the edge still carries.
-  const stop = (): Promise<void> => stopped ??= edge.shutdown(() => app.shutdown());
-  try {
-    await run(edge, seen, stop);
-  } finally {
-    await stop();
-  }
-}
-
-async function connect(edge: EdgeGuard): Promise<Deno.TcpConn> {
-  return await Deno.connect({ hostname: "127.0.0.1", port: edge.addr.port });
-}
-
-const send = async (conn: Deno.Conn, text: string): Promise<void> => {
-  const bytes = new TextEncoder().encode(text);
-  let offset = 0;
-  while (offset < bytes.length) offset += await conn.write(bytes.subarray(offset));
-};
-
-/** Everything the edge sends until it closes the connection. */
-async function readToClose(conn: Deno.Conn): Promise<string> {
-  const decoder = new TextDecoder();
-  const buffer = new Uint8Array(16 * 1024);
-  let text = "";
-  try {
-    for (let n = await conn.read(buffer); n !== null; n = await conn.read(buffer)) {
-      text += decoder.decode(buffer.subarray(0, n), { stream: true });
-    }
-  } catch { /* reset counts as closed */ }
-  conn.close();
-  return text;
-}
-
-const statuses = (text: string): number[] =>
-  [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+import { BIG_BODY_BYTES, connect, readToClose, send, statuses, withEdge } from "./_edge_harness.ts";
 
 Deno.test("guard: a refused head after pipelined requests is answered after their answers", async () => {
   await withEdge(async (edge, app) => {
@@ -205,8 +112,8 @@ Deno.test("guard: the app is told each request's client by the edge, and a clien
     assert.deepEqual(statuses(text), [200, 200], text);
     const answers = [...text.matchAll(/\{"path".*?\}/g)].map((m) => JSON.parse(m[0]));
     assert.deepEqual(answers, [
-      { path: "/one", body: "", client: "127.0.0.1" },
-      { path: "/two", body: "hello", client: "127.0.0.1" },
+      { path: "/one", body: "", client: "127.0.0.1", proxied: false, host: "a" },
+      { path: "/two", body: "hello", client: "127.0.0.1", proxied: false, host: "a" },
     ]);
     // Straight to the app's socket, past the edge, a stamp without the token names nobody.
     const direct = app.addr.transport === "unix"
@@ -221,5 +128,83 @@ Deno.test("guard: the app is told each request's client by the edge, and a clien
         "6.6.6.6\r\nConnection: close\r\n\r\n",
     );
     assert.match(await readToClose(direct), /"client":null/);
+  });
+});
+
+Deno.test("guard: HTTP/1.0 keep-alive gets every answer in order, and one without Host is served", async () => {
+  await withEdge(async (edge) => {
+    const conn = await connect(edge);
+    await send(
+      conn,
+      "POST /one HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi" +
+        "GET /two HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" +
+        "GET /three HTTP/1.0\r\n\r\n",
+    );
+    const text = await readToClose(conn);
+    assert.deepEqual(statuses(text), [200, 200, 200], text);
+    assert.equal(text.match(/connection: keep-alive/gi)?.length, 2, "kept alive where asked");
+    assert.match(text, /"path":"\/one","body":"hi"/);
+    // No Host in HTTP/1.0: the app is given the edge's own, so it can build the request's URL.
+    assert.match(text, new RegExp(`"host":"127\\.0\\.0\\.1:${edge.addr.port}"`));
+  });
+});
+
+Deno.test("guard: an HTTP/1.0 answer that runs to the close ends the connection, and says so", async () => {
+  await withEdge(async (edge, app) => {
+    const conn = await connect(edge);
+    await send(
+      conn,
+      "GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /one HTTP/1.0\r\n\r\n",
+    );
+    const text = await readToClose(conn);
+    assert.deepEqual(statuses(text), [200], text);
+    assert.doesNotMatch(text, /keep-alive/i, "the client is not told the connection stays");
+    assert.match(text, /streamed$/);
+    assert.deepEqual(app.requests, ["GET /stream"], "the next request never reached the app");
+  });
+});
+
+Deno.test("guard: a valid pipelined request keeps its answer when the next one's body is malformed", async () => {
+  await withEdge(async (edge) => {
+    const conn = await connect(edge);
+    await send(
+      conn,
+      "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n" +
+        "POST /two HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnope\r\n",
+    );
+    const text = await readToClose(conn);
+    assert.deepEqual(statuses(text), [200, 400], text);
+    assert.match(text, /"path":"\/slow"/);
+    assert.match(text, /"error":"bad_request".*chunked/);
+  });
+});
+
+Deno.test("guard: CONNECT and an HTTP/1.1 head without Host are refused with the envelope", async () => {
+  await withEdge(async (edge, app) => {
+    for (const head of ["CONNECT /path HTTP/1.1\r\nHost: a\r\n\r\n", "GET /one HTTP/1.1\r\n\r\n"]) {
+      const conn = await connect(edge);
+      await send(conn, head);
+      const text = await readToClose(conn);
+      assert.deepEqual(statuses(text), [400], text);
+      assert.match(text, /content-type: application\/json/);
+      assert.match(text, /"error":"bad_request"/);
+    }
+    assert.deepEqual(app.requests, []);
+  });
+});
+
+Deno.test("guard: an Upgrade request is served as HTTP/1.1, the upgrade ignored", async () => {
+  await withEdge(async (edge) => {
+    const conn = await connect(edge);
+    // What `curl --http2` sends over plain HTTP.
+    await send(
+      conn,
+      "GET /one HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n" +
+        "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\nGET /two HTTP/1.1\r\nHost: a\r\n" +
+        "Connection: close\r\n\r\n",
+    );
+    const text = await readToClose(conn);
+    assert.deepEqual(statuses(text), [200, 200], text);
+    assert.doesNotMatch(text, /101 Switching/);
   });
 });

@@ -15,6 +15,8 @@ const HTAB = 9;
 const COLON = 58;
 const SEMICOLON = 59;
 
+/** Shared by every framer that holds nothing: an idle connection should cost next to nothing. */
+const NO_BYTES = new Uint8Array(0);
 /** A chunk-size line (size and extensions) longer than this is refused: nobody needs more. */
 const MAX_CHUNK_LINE_BYTES = 4096;
 /** 13 hex digits are 52 bits, the most a JavaScript number counts exactly. */
@@ -36,12 +38,16 @@ export interface RequestHead {
   method: string;
   version: "HTTP/1.0" | "HTTP/1.1";
   body: BodyFraming;
+  /** Whether it names its host: an HTTP/1.0 request may not, and is then given one. */
+  hasHost: boolean;
+  /** Whether it waits for `100 Continue` before sending its body (`Expect: 100-continue`). */
+  expectsContinue: boolean;
 }
 
 /**
- * What one chunk of client bytes meant, in order. `data` is to be forwarded (a view of the
- * chunk or of the buffered head, valid until the next push); `head` comes before its bytes;
- * `refuse` is last, and nothing after it is forwarded.
+ * What a chunk of client bytes meant, in order. `data` is to be forwarded (a view of the chunk
+ * or of the buffered head, valid until the next push); `head` comes before its bytes; `refuse`
+ * is last, and nothing after it is forwarded.
  */
 export type RequestEvent =
   | { type: "head"; head: RequestHead }
@@ -50,6 +56,18 @@ export type RequestEvent =
   | { type: "refuse"; refusal: Refusal; during: "head" | "body" };
 
 export type RequestPhase = "idle" | "head" | "body";
+
+/**
+ * One push: the events of at most one request, and how much of the chunk they took. A push
+ * stops where a request ends, so that the next is held back until this one is answered.
+ */
+export interface RequestStep {
+  events: RequestEvent[];
+  /** Bytes of the chunk taken; the rest is for the next push. */
+  consumed: number;
+  /** Whether a request ended in this step. */
+  ended: boolean;
+}
 
 // tchar (RFC 9110 §5.6.2): the bytes of a method or a field name.
 const TCHAR = new Uint8Array(256);
@@ -111,6 +129,10 @@ function parseRequestLine(
   const sp1 = bytes.indexOf(SP);
   if (sp1 <= 0 || sp1 >= end) return bad("no method");
   for (let i = 0; i < sp1; i++) if (!TCHAR[bytes[i]!]) return bad("the method is not a token");
+  if (sp1 === 7 && spells(bytes, 0, "CONNECT")) {
+    // A tunnel through an origin server: nothing here is a proxy, and nothing may tunnel past it.
+    return refusal("bad_request", "CONNECT is not served here: this is an API, not a proxy");
+  }
   let sp2 = sp1 + 1;
   while (sp2 < end && bytes[sp2] !== SP) sp2++;
   const targetLength = sp2 - sp1 - 1;
@@ -171,6 +193,7 @@ export function parseRequestHead(
   let contentLength: string | null = null;
   let transferEncoding: string | null = null;
   let hosts = 0;
+  let expectsContinue = false;
   let fields = 0;
   let start = lineEnd + 1;
   // The head ends with an empty line: stop at its CR.
@@ -214,6 +237,8 @@ export function parseRequestHead(
       transferEncoding = transferEncoding === null ? value : `${transferEncoding}, ${value}`;
     } else if (isName(bytes, start, colon, "host")) {
       if (++hosts > 1) return bad("Host is given more than once");
+    } else if (isName(bytes, start, colon, "expect")) {
+      expectsContinue ||= isName(bytes, valueStart, valueEnd, "100-continue");
     }
     start = end + 1;
   }
@@ -237,7 +262,40 @@ export function parseRequestHead(
     }
     if (length > 0) body = { kind: "length", length };
   }
-  return { method: line.method, version: line.version, body };
+  // RFC 9112 §3.2: without it the app's server would build the request's URL from nothing.
+  if (hosts === 0 && line.version === "HTTP/1.1") {
+    return bad("An HTTP/1.1 request must name its host in a Host header");
+  }
+  return {
+    method: line.method,
+    version: line.version,
+    body,
+    hasHost: hosts > 0,
+    expectsContinue,
+  };
+}
+
+/**
+ * A head (as checked by parseRequestHead) without its `name` fields: for the edge that answers
+ * `Expect: 100-continue` itself, so that the app does not answer it again.
+ */
+export function withoutField(head: Uint8Array, name: string): Uint8Array {
+  const kept: Uint8Array[] = [];
+  let start = 0;
+  while (start < head.length) {
+    const end = head.indexOf(LF, start) + 1;
+    const colon = head.indexOf(COLON, start);
+    const named = start > 0 && colon !== -1 && colon < end && isName(head, start, colon, name);
+    if (!named) kept.push(head.subarray(start, end));
+    start = end;
+  }
+  const out = new Uint8Array(kept.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of kept) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }
 
 /**
@@ -383,7 +441,8 @@ function hexValue(b: number): number {
 export class RequestFramer {
   #phase: RequestPhase = "idle";
   #serial = 0;
-  #head = new Uint8Array(0);
+  /** Bytes of a head held until it is complete; none until one arrives in pieces. */
+  #head: Uint8Array = NO_BYTES;
   #headLength = 0;
   /** Where the scan for the head's end resumes, and what it found so far. */
   #scanned = 0;
@@ -405,10 +464,12 @@ export class RequestFramer {
     return this.#serial;
   }
 
-  push(chunk: Uint8Array): RequestEvent[] {
+  /** Frames `chunk` up to the end of the first request that ends in it. */
+  push(chunk: Uint8Array): RequestStep {
     const events: RequestEvent[] = [];
     let i = 0;
-    while (i < chunk.length && !this.#stopped) {
+    let ended = false;
+    while (i < chunk.length && !this.#stopped && !ended) {
       if (this.#phase === "idle") {
         // Blank lines before a request line are allowed (RFC 9112 §2.2) and carry nothing.
         while (i < chunk.length && (chunk[i] === CR || chunk[i] === LF)) i++;
@@ -420,8 +481,9 @@ export class RequestFramer {
       } else if (this.#phase === "body") {
         i = this.#pushBody(chunk, i, events);
       }
+      ended = events.at(-1)?.type === "end";
     }
-    return events;
+    return { events, consumed: this.#stopped ? chunk.length : i, ended };
   }
 
   #enter(phase: RequestPhase): void {
@@ -569,6 +631,12 @@ export interface ResponseProgress {
   completed: number;
   /** The app switched protocols (101), which the edge does not follow. */
   upgraded: boolean;
+  /**
+   * Whether the connection outlives the last response completed (RFC 9112 §9.3): an HTTP/1.1
+   * answer unless it says `close`, an HTTP/1.0 one only if it says `keep-alive`, never one whose
+   * body runs until the close.
+   */
+  persistent: boolean;
 }
 
 /**
@@ -583,6 +651,7 @@ export class ResponseFramer {
   #headLength = 0;
   #remaining = 0;
   #chunked: ChunkedBody | null = null;
+  #persistent = true;
 
   /** A request was forwarded: its response comes after those already expected. */
   expect(isHead: boolean): void {
@@ -595,7 +664,7 @@ export class ResponseFramer {
   }
 
   push(chunk: Uint8Array): ResponseProgress {
-    const progress: ResponseProgress = { completed: 0, upgraded: false };
+    const progress: ResponseProgress = { completed: 0, upgraded: false, persistent: true };
     let i = 0;
     while (i < chunk.length && !progress.upgraded) {
       switch (this.#state) {
@@ -635,6 +704,7 @@ export class ResponseFramer {
     this.#chunked = null;
     this.#heads.shift();
     progress.completed++;
+    progress.persistent = this.#persistent;
   }
 
   #pushHead(chunk: Uint8Array, from: number, progress: ResponseProgress): number {
@@ -686,13 +756,9 @@ export class ResponseFramer {
     }
     // An interim answer (100 Continue) is followed by the real one to the same request.
     if (status < 200) return;
-    const isHead = this.#heads[0] ?? false;
-    if (isHead || status === 204 || status === 304) {
-      this.#finish(progress);
-      return;
-    }
     let length = -1;
     let chunked = false;
+    let connection = "";
     let start = head.indexOf(LF) + 1;
     while (start < head.length - 2) {
       const end = head.indexOf(LF, start);
@@ -702,9 +768,19 @@ export class ResponseFramer {
           length = digitsOf(head, colon + 1, end - 1);
         } else if (isName(head, start, colon, "transfer-encoding")) {
           chunked = /(^|,)\s*chunked\s*$/i.test(ascii(head, colon + 1, end - 1));
+        } else if (isName(head, start, colon, "connection")) {
+          connection += `,${ascii(head, colon + 1, end - 1).toLowerCase()}`;
         }
       }
       start = end + 1;
+    }
+    const options = new Set(connection.split(",").map((option) => option.trim()));
+    // "HTTP/1.0 200 ": the minor version is byte 7.
+    this.#persistent = head[7] === 0x30 ? options.has("keep-alive") : !options.has("close");
+    const isHead = this.#heads[0] ?? false;
+    if (isHead || status === 204 || status === 304) {
+      this.#finish(progress);
+      return;
     }
     if (chunked) {
       this.#state = "chunked";
@@ -716,6 +792,7 @@ export class ResponseFramer {
       this.#finish(progress);
     } else {
       this.#state = "untilClose";
+      this.#persistent = false;
     }
   }
 }
