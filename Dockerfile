@@ -24,14 +24,17 @@ COPY shared/ shared/
 # --node-modules-dir=manual runs from the node_modules installed above and never downloads or
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
 # the process needs at run time (the platform and its own migrations; for the gateway its
-# migrations, node_modules, where /docs finds the Swagger UI bundle, and /proc/self/limits, from
-# which the edge sizes its connection cap). --v8-flags are the launcher's V8_FLAGS
-# (shared/launcher.ts says why; shared/launcher_test.ts checks they match).
+# migrations and node_modules, where /docs finds the Swagger UI bundle). --v8-flags are the
+# launcher's V8_FLAGS (shared/launcher.ts says why; shared/launcher_test.ts checks they match).
 
+# The gateway sizes its connection cap by its descriptor limit, which Deno lets it read only
+# with --allow-all: its entrypoint reads `ulimit -n` and hands it over as OPEN_FILE_LIMIT, as
+# the launcher does, then runs the CMD under the image's tini.
 FROM deps AS gateway
 COPY gateway/ gateway/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules,/proc/self/limits", "gateway/main.ts"]
+ENTRYPOINT ["/tini", "--", "sh", "-c", "export OPEN_FILE_LIMIT=\"$(ulimit -n)\"; exec \"$@\"", "gateway-entrypoint"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules", "gateway/main.ts"]
 
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/

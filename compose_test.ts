@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import type { z } from "zod";
 import { ConfigSchema as GatewaySchema } from "@printshop/gateway/config";
+import { type Cidr, cidrMatcher, inCidr, parseCidr, parseIp } from "@printshop/gateway/domain/cidr";
 import { ConfigSchema as QuotesSchema } from "@printshop/quotes/config";
 import { ConfigSchema as CatalogueSchema } from "@printshop/catalogue/config";
 import { ConfigSchema as CrmSchema } from "@printshop/crm/config";
@@ -71,11 +72,13 @@ interface ComposeService {
   depends_on?: string[] | Record<string, { condition?: string }>;
   ports?: (string | number | { target: number; published?: string | number })[];
   volumes?: (string | { source?: string; target: string })[];
+  networks?: Record<string, { ipv4_address?: string } | null>;
 }
 
 interface ComposeFile {
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
+  networks?: Record<string, { ipam?: { config?: { subnet?: string }[] } }>;
 }
 
 type Env = Record<string, string | undefined>;
@@ -323,22 +326,43 @@ Deno.test("compose.yaml gives the gateway and quotes the same page size limit", 
   );
 });
 
-Deno.test("compose.yaml publishes the gateway's public and admin ports", async () => {
-  const { compose } = await loadCompose();
-  const gateway = serviceOf(compose, "gateway");
-  const config = configOf(compose, "gateway");
-  const targets = (gateway.ports ?? []).map((p) => {
+const publishedTargets = (service: ComposeService): number[] =>
+  (service.ports ?? []).map((p) => {
     if (typeof p === "object") return Number(p.target);
     return Number(String(p).split("/")[0]!.split(":").at(-1));
   });
-  assert.ok(targets.includes(Number(config.PORT)), `gateway must publish PORT ${config.PORT}`);
-  assert.ok(
-    targets.includes(Number(config.ADMIN_PORT)),
-    `gateway must publish ADMIN_PORT ${config.ADMIN_PORT}`,
-  );
+
+Deno.test("compose.yaml publishes the public port through the proxy, and the admin port on loopback", async () => {
+  const { compose } = await loadCompose();
+  const gateway = serviceOf(compose, "gateway");
+  const config = configOf(compose, "gateway");
+  const targets = publishedTargets(gateway);
+  assert.ok(!targets.includes(Number(config.PORT)), "the gateway's public port is the proxy's");
+  assert.deepEqual(gateway.ports, [`127.0.0.1:${config.ADMIN_PORT}:${config.ADMIN_PORT}`]);
   for (const service of SERVICES) {
     assert.equal(serviceOf(compose, service).ports, undefined, `${service} is internal only`);
   }
+  const proxy = compose.services.proxy!;
+  const proxyEnv = environmentOf(proxy);
+  assert.equal(proxyEnv.GATEWAY_ADDRESS, `gateway:${config.PORT}`, "the proxy finds the gateway");
+  const bind = Number(proxyEnv.PROXY_BIND?.split(":").at(-1));
+  assert.ok(publishedTargets(proxy).includes(bind), `the proxy publishes PROXY_BIND ${bind}`);
+  assert.ok(
+    (proxy.volumes ?? []).some((v) => String(v).startsWith("./proxy/haproxy.cfg:")),
+    "the proxy runs the repository's proxy/haproxy.cfg",
+  );
+});
+
+Deno.test("compose.yaml has the gateway trust the proxy, and nothing else", async () => {
+  const { compose } = await loadCompose();
+  const config = configOf(compose, "gateway") as { TRUSTED_PROXIES: Cidr[] };
+  const proxyAddress = compose.services.proxy?.networks?.default?.ipv4_address;
+  assert.ok(proxyAddress, "the proxy has a fixed address the gateway can trust");
+  const trusted = cidrMatcher(config.TRUSTED_PROXIES);
+  assert.ok(trusted(proxyAddress), `TRUSTED_PROXIES covers the proxy (${proxyAddress})`);
+  assert.deepEqual(config.TRUSTED_PROXIES.map((range) => range.prefix), [32], "one address");
+  const subnet = parseCidr(compose.networks?.default?.ipam?.config?.[0]?.subnet ?? "");
+  assert.ok(subnet && inCidr(parseIp(proxyAddress)!, subnet), "its address is on the network");
 });
 
 Deno.test("compose.yaml gives every app service a /healthz healthcheck", async () => {

@@ -54,8 +54,12 @@ export const ConfigSchema = z.object({
    * The process's descriptor limit, read by whoever starts it (the launcher; the container's
    * entrypoint, from `ulimit -n`), since the process itself may read it only with --allow-all.
    */
-  OPEN_FILE_LIMIT: z.coerce.number({ error: "must be a number" }).int("must be a whole number")
-    .min(16, "must be at least 16").optional(),
+  OPEN_FILE_LIMIT: z.preprocess(
+    // `ulimit -n` says "unlimited" where there is no limit: the memory bound alone applies.
+    (value) => value === "unlimited" ? undefined : value,
+    z.coerce.number({ error: "must be a number or unlimited" }).int("must be a whole number")
+      .min(16, "must be at least 16").optional(),
+  ),
   /** Memory the public connections may take; bounds MAX_CONNECTIONS however many descriptors. */
   CONNECTION_MEMORY_MB: positiveInt(128, 64 * 1024),
   /** Share of MAX_CONNECTIONS one client address (an IPv6 /64) may hold, in per cent. */

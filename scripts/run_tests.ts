@@ -8,10 +8,12 @@
  * with any cluster a test's data directory linked to under /var/tmp; the run then fails if it
  * left anything else behind there (PostgreSQL binaries staged once per version are expected).
  *
- * Browser tests need Debian's Chromium: it is installed first when missing and the run is root's
- * (CI's is); otherwise one line says how, and those tests fail with that same line.
+ * Browser tests need Debian's Chromium, and the proxy test Debian's HAProxy: they are installed
+ * first when missing and the run is root's (CI's is); otherwise one line says how, and those
+ * tests fail with that same line.
  */
 import { CHROMIUM_PATH, chromiumMissingMessage } from "@printshop/shared/testing/browser";
+import { HAPROXY_PATH, haproxyMissingMessage } from "@printshop/shared/testing/haproxy";
 import { CONTRACT_CHECKS_ENV } from "@printshop/shared/contract-checks";
 import { removeOrphanClusters, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 
@@ -37,26 +39,38 @@ async function leftovers(): Promise<Set<string>> {
   return names;
 }
 
+/** What the tests need from Debian: the binary, its package, and the line that says how. */
+const DEBIAN_PACKAGES = [
+  { binary: CHROMIUM_PATH, name: "chromium", missing: chromiumMissingMessage },
+  { binary: HAPROXY_PATH, name: "haproxy", missing: haproxyMissingMessage },
+];
+
 /**
- * A fresh machine has no Chromium and nothing else installs it (playwright's own download needs
- * hosts this project cannot reach). Failures are printed and the run goes on: the browser tests
- * then fail with `chromiumMissingMessage()`, which is clearer than stopping here.
+ * A fresh machine has neither Chromium nor HAProxy, and nothing else installs them (playwright's
+ * own download needs hosts this project cannot reach). Failures are printed and the run goes on:
+ * the tests that need them then fail with their `missing` line, which is clearer than stopping
+ * here.
  */
-async function ensureChromium(): Promise<void> {
-  try {
-    await Deno.stat(CHROMIUM_PATH);
-    return;
-  } catch {
-    // missing: install it below
+async function ensureDebianPackages(): Promise<void> {
+  const wanted = [];
+  for (const pkg of DEBIAN_PACKAGES) {
+    try {
+      await Deno.stat(pkg.binary);
+    } catch {
+      wanted.push(pkg);
+    }
   }
+  if (wanted.length === 0) return;
   if (Deno.uid() !== 0) {
-    console.error(chromiumMissingMessage());
+    for (const pkg of wanted) console.error(pkg.missing());
     return;
   }
+  const names = wanted.map((pkg) => pkg.name);
   console.error(
-    `Chromium is not installed (${CHROMIUM_PATH}): installing it with "apt-get update && apt-get install -y chromium"`,
+    `Not installed: ${names.join(", ")}; installing with ` +
+      `"apt-get update && apt-get install -y ${names.join(" ")}"`,
   );
-  for (const args of [["update"], ["install", "-y", "chromium"]]) {
+  for (const args of [["update"], ["install", "-y", ...names]]) {
     let output: Deno.CommandOutput;
     try {
       output = await new Deno.Command("apt-get", {
@@ -73,14 +87,15 @@ async function ensureChromium(): Promise<void> {
       const decoder = new TextDecoder();
       console.error(decoder.decode(output.stdout) + decoder.decode(output.stderr));
       console.error(
-        `apt-get ${args.join(" ")} failed (exit ${output.code}); browser tests will fail`,
+        `apt-get ${args.join(" ")} failed (exit ${output.code}); the tests that need ` +
+          `${names.join(", ")} will fail`,
       );
       return;
     }
   }
 }
 
-await ensureChromium();
+await ensureDebianPackages();
 const before = await leftovers();
 const runTmp = await Deno.makeTempDir({ prefix: "printshop-test-run-" });
 // The postgres user (as root) must be able to pass through to clusters made inside it.
