@@ -48,6 +48,17 @@
  * accepted by that server (p50, p99), and the approval page's render beside the proof's JSON;
  * figures in bench-results/proofs.json. Run it alone with `deno run -A scripts/bench_proofs.ts`.
  *
+ * Then, last on this stack, the edge part (scripts/bench_edge.ts): a connection flood from
+ * 127.0.0.2–127.0.0.20 (10,000 idle connections, 500 slowloris heads, 500 slow bodies, held by
+ * a Worker of this process) while 1,000 `GET /v1/me` from 127.0.0.1, each on a fresh connection,
+ * are measured against the same with no attack (goals: all answered 200, p99 ≤ 3× the
+ * baseline's), 200 from the attackers' own addresses (goal ≥ 95 % answered) and the gateway's
+ * RSS during (≤ 250 MB) and 10 s after (within 20 % of before); figures in
+ * bench-results/edge.json. It runs after the footprint above is taken, since it leaves the
+ * gateway as no other part does; a failure of it is reported at the end, after the events part.
+ * `BENCH_EDGE_IDLE` and the other `BENCH_EDGE_*` variables shrink it; run it alone with
+ * `deno run -A scripts/bench_edge.ts`.
+ *
  * Last, the events part (scripts/bench_events.ts), after this stack is stopped: change → signed
  * webhook delivery, for the embedded transport and then Kafka on Mokapi (a test broker, not
  * Kafka), each on a stack of its own and a fresh database on the same cluster. Latency at a
@@ -63,6 +74,7 @@ import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
 import { formatCatalogueReport, runCatalogueBench } from "./bench_catalogue.ts";
 import { CRM_BENCH_PROCESS_ENV, formatCrmReport, runCrmBench } from "./bench_crm.ts";
 import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
+import { formatEdgeReport, runEdgeBench } from "./bench_edge.ts";
 import {
   formatProofsReport,
   proofsBenchProcessEnv,
@@ -329,9 +341,22 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   );
   console.log(formatProofsReport(proofsReport, "bench-results/proofs.json"));
 
-  // The footprint after every part that ran on this stack, beside the ratios part's figures.
+  // The footprint after every part that ran on this stack but the edge flood below, beside the
+  // ratios part's figures.
   ratiosReport.footprint.afterAllParts = await footprintAfterAllParts(bench);
   await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
+
+  // The connection flood, last on this stack. Its failure (a deadline, too few descriptors for
+  // the attack) is thrown once the events part has run, so that part's figures are not lost.
+  let edgeFailure: unknown = null;
+  try {
+    const edgeReport = await runEdgeBench(bench);
+    await Deno.writeTextFile("bench-results/edge.json", JSON.stringify(edgeReport, null, 2) + "\n");
+    console.log(formatEdgeReport(edgeReport, "bench-results/edge.json"));
+  } catch (error) {
+    edgeFailure = error;
+    console.error(`[bench] the edge part failed: ${error}`);
+  }
 
   // Events → webhook deliveries, on stacks of their own: this one stops so it leaves the cores.
   await stack.stop();
@@ -348,6 +373,7 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
       `(BENCH_DURATION_S=${DURATION_S}, BENCH_IDLE_S=${idle.cpu.seconds.toFixed(0)})`,
   );
   assertEventsRan(eventsReport);
+  if (edgeFailure !== null) throw edgeFailure;
 } finally {
   // With the seeded quotes it holds hundreds of MB; stopping removes it.
   await bench.stop();

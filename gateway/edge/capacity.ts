@@ -27,10 +27,11 @@ export const ASSUMED_OPEN_FILE_LIMIT = 1024;
  */
 export const MAX_LINKS = 256;
 /**
- * What one held connection costs the process, idle or mid-head: its socket and read buffer in
- * the runtime, its pending read and the edge's bookkeeping. Measured (scripts/bench_edge.ts
- * reports it each run): 20,000 idle connections raised the gateway's RSS by ~6.5 KB each.
- * Rounded up, so the memory bound errs towards fewer connections.
+ * What one held connection costs the process, idle or mid-head: its socket in the runtime, its
+ * pending read and 512-byte buffer, and the edge's bookkeeping. Measured on an edge in front of
+ * a bare app: 10,000 idle connections from 19 addresses raised its RSS by 63 MB (~6.3 KB each,
+ * 3.1 KB of them JS heap). Rounded up, so the memory bound errs towards fewer connections;
+ * scripts/bench_edge.ts prints the figure under a real flood (garbage and churn included).
  */
 export const BYTES_PER_CONNECTION = 8 * 1024;
 /**
