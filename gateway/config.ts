@@ -61,7 +61,7 @@ export const ConfigSchema = z.object({
       .min(16, "must be at least 16").optional(),
   ),
   /** Memory the public connections may take; bounds MAX_CONNECTIONS however many descriptors. */
-  CONNECTION_MEMORY_MB: positiveInt(128, 64 * 1024),
+  CONNECTION_MEMORY_MB: positiveInt(192, 64 * 1024),
   /** Share of MAX_CONNECTIONS one client address (an IPv6 /64) may hold, in per cent. */
   CONNECTIONS_PER_ADDRESS_PERCENT: positiveInt(10, 100),
   /**

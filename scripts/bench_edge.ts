@@ -906,7 +906,7 @@ export function formatEdgeReport(report: EdgeReport, writtenTo: string): string 
     `gateway RSS MB: ${mb(rssMb.before)} before, ${mb(rssMb.maxDuringAttack)} at most during ` +
     `(${rssMb.samplesDuringAttack} samples), ${mb(rssMb.tenSecondsAfter)} 10 s after`,
     `  per connection held: ${perConnectionKb(report)} KB at most (the most RSS during the ` +
-    "attack over what it held on average; gateway/edge/capacity.ts budgets 8 KB)",
+    "attack over what it held on average; gateway/edge/capacity.ts budgets 12 KB)",
     `gateway log during the attack: ${
       gateway.logDuringAttack.slice(0, 6).map((l) =>
         `${l.level} "${l.msg}" ×${l.lines}${l.suppressed ? ` (+${l.suppressed} left out)` : ""}`
