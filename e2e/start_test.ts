@@ -215,6 +215,54 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
   }
 });
 
+Deno.test("task start restarts a killed PostgreSQL on the same data, says so, and the platform answers again", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
+  try {
+    const started = await start(dataDir);
+    const demoKey = started.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
+    const pgDataDir = started.output().match(/\(data in (\S+)\)/)?.[1];
+    assert(demoKey && pgDataDir, started.output());
+    const postmaster = async (): Promise<number> =>
+      Number((await Deno.readTextFile(`${pgDataDir}/postmaster.pid`)).split("\n")[0]);
+    Deno.kill(await postmaster(), "SIGKILL");
+    await waitFor(
+      "start to say PostgreSQL runs again",
+      () => Promise.resolve(started.output().includes("[start] postgres is running again")),
+      15_000,
+      50,
+    );
+    assert.match(
+      started.output(),
+      /\[start\] postgres exited with code 137 \(SIGKILL\); restarting in 0.5 s \(attempt 2\)\n/,
+    );
+    assert.match(started.output(), /\[start\] postgres is running again \(attempt 2\)\n/);
+    const log = await Deno.readTextFile(`${dataDir}/postgres.log`);
+    assert.match(
+      log,
+      /postgres exited with code 137 \(SIGKILL\); restarting in 0.5 s \(attempt 2\)/,
+    );
+    await waitFor(
+      "the demo key to work again",
+      async () => {
+        const me = await fetch(`${started.gatewayUrl}/v1/me`, {
+          headers: { "x-api-key": demoKey },
+        });
+        await me.body?.cancel();
+        return me.status === 200;
+      },
+      15_000,
+      100,
+    );
+
+    // Killed again and stopped at once: everything stops, the database included.
+    Deno.kill(await postmaster(), "SIGKILL");
+    await stop(started);
+    assertEquals(await processesOf(started), [], "no process outlives the supervisor");
+  } finally {
+    await removeDataDir(dataDir);
+  }
+});
+
 Deno.test("a second task start on the same data directory is refused, and the first keeps running", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   try {

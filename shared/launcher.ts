@@ -1,7 +1,7 @@
 import { type ServiceName, SERVICES } from "./routes.ts";
 import { freePort, sleep } from "./net.ts";
 import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
-import { Backoff } from "./events/waker.ts";
+import { Restarts } from "./restarts.ts";
 import { OPEN_FILE_LIMIT_ENV, readOpenFileLimit } from "./open_files.ts";
 
 /**
@@ -100,23 +100,6 @@ export const RUN_FLAGS = [
   `--v8-flags=${V8_FLAGS.join(",")}`,
 ];
 const READY_TIMEOUT_MS = 60_000;
-/** Pause before the first restart of a crashed process; it doubles while it keeps crashing. */
-const RESTART_DELAY_MS = 1_000;
-const RESTART_DELAY_MAX_MS = 30_000;
-/** A process that ran this long before dying is restarted at the shortest pause again. */
-const STABLE_MS = 60_000;
-
-/** Restarts of one process slot (a service, the gateway, a gateway replica). */
-interface Supervision {
-  backoff: Backoff;
-  /** Runs so far, the first start included. */
-  runs: number;
-  timer?: ReturnType<typeof setTimeout>;
-}
-
-function describeExit(status: Deno.CommandStatus): string {
-  return status.signal ? `code ${status.code} (${status.signal})` : `code ${status.code}`;
-}
 
 async function waitHealthy(proc: StackProcess, logHint: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -204,7 +187,8 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       );
     } catch { /* the log directory is gone: the stack is being torn down */ }
   });
-  const supervision = new Map<string, Supervision>();
+  /** Restarts of each process slot (a service, the gateway, a gateway replica). */
+  const supervision = new Map<string, Restarts>();
   /**
    * After `old` died on its own: says so, waits, and puts `again()` in its place, unless the
    * stack stops, someone stopped it on purpose, or something else took its place meanwhile.
@@ -217,19 +201,11 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   ): void => {
     let slot = supervision.get(logName);
     if (!slot) {
-      slot = { backoff: new Backoff(RESTART_DELAY_MS, RESTART_DELAY_MAX_MS), runs: 1 };
+      slot = new Restarts(old.name);
       supervision.set(logName, slot);
     }
-    if (Date.now() - old.startedAt > STABLE_MS) {
-      slot.backoff.reset();
-      slot.runs = 1;
-    }
-    const delay = slot.backoff.next();
-    slot.runs++;
-    say(
-      `${old.name} exited with ${describeExit(status)}; restarting in ${delay / 1000} s ` +
-        `(attempt ${slot.runs})`,
-    );
+    const delay = slot.next(old.startedAt);
+    say(slot.exitedLine(status, delay));
     clearTimeout(slot.timer);
     slot.timer = setTimeout(() => {
       slot.timer = undefined;
@@ -238,7 +214,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       const proc = again();
       processes[index] = proc;
       waitHealthy(proc, "").then(
-        () => say(`${old.name} is running again (attempt ${slot.runs})`),
+        () => say(slot.runningLine()),
         () => {/* it died again: its own exit schedules the next try */},
       );
     }, delay);
