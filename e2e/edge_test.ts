@@ -432,7 +432,7 @@ Deno.test("the edge caps connections, survives running out of descriptors, and a
       const logs = await stack.logs();
       assert.match(
         logs,
-        /gateway exited with code 137 \(SIGKILL\); restarting in 1 s \(attempt 2\)/,
+        /gateway exited with code 137 \(SIGKILL\); restarting in 0.5 s \(attempt 2\)/,
       );
       await waitFor(
         "the launcher to say the gateway is back",

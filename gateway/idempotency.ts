@@ -1,4 +1,4 @@
-import type { Sql } from "@printshop/shared/db";
+import { loopFailed, type Sql } from "@printshop/shared/db";
 import { ApiError } from "@printshop/shared/http";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@printshop/shared/limits";
 import type { Logger } from "@printshop/shared/log";
@@ -130,7 +130,7 @@ export function startIdempotencyPurge(sql: Sql, logger: Logger, everyMs = 5 * 60
   const run = (): void => {
     purgeExpired(sql).then(
       (count) => count > 0 && logger.info("idempotency records purged", { count }),
-      (error) => logger.warn("idempotency purge failed", { error: String(error) }),
+      (error) => loopFailed(logger, "idempotency purge failed", error),
     );
   };
   const timer = setInterval(run, everyMs);

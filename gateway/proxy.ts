@@ -108,7 +108,10 @@ export async function proxyToService(
           ? `The ${target.service} service did not answer within ${options.timeoutMs} ms`
           : `The ${target.service} service is unavailable`,
         undefined,
-        { "Retry-After": "5" },
+        // A service that does not take connections is being started again (the launcher's first
+        // restart is after 1 s, a container's as soon as its health check fails): try again
+        // then. One that took the request and was too slow is busy: give it longer.
+        { "Retry-After": timedOut ? "5" : "1" },
       );
     }
     const responseHeaders: [string, string][] = [];

@@ -97,6 +97,8 @@ Deno.test("proxyToService() answers 503 when nothing listens at the service's ad
   assert(error instanceof ApiError);
   assertEquals(error.code, "service_unavailable");
   assert(error.message.includes("crm"));
+  // Nothing listening: a service being started again, worth trying again in a second.
+  assertEquals(error.headers?.["Retry-After"], "1");
 });
 
 Deno.test("proxyToService() passes an answer's length on with its bytes, never a compressed one's", async () => {

@@ -11,6 +11,7 @@ import {
   verifyInternalContextSync,
 } from "./internal_context.ts";
 import { currentTraceId, SpanKind, tracing, withIncomingContext, withSpan } from "./telemetry.ts";
+import { databaseUnavailable } from "./db/availability.ts";
 
 /** Variables every app (services and gateway) sets per request. */
 export interface RequestVariables {
@@ -195,6 +196,14 @@ export function targetOf(url: string): string {
 export function errorToResponse(error: unknown, c: Context): Response {
   if (error instanceof ApiError) {
     return c.json(error.toBody(), error.status, error.headers);
+  }
+  // The database gone (restarting, failing over): a 503 the client can act on, logged once per
+  // outage by the process's watch rather than once per request.
+  const unavailable = databaseUnavailable(error);
+  if (unavailable) {
+    return c.json(errorBody("service_unavailable", unavailable.message), 503, {
+      "Retry-After": String(unavailable.retryAfterSeconds),
+    });
   }
   const requestId = c.get("requestId") as string | undefined;
   const log = c.get("log") as Logger | undefined;

@@ -6,7 +6,7 @@
  */
 // @ts-types="@types/nodemailer"
 import nodemailer from "nodemailer";
-import type { Sql } from "@printshop/shared/db";
+import { loopFailed, onDatabaseBack, type Sql } from "@printshop/shared/db";
 import { Backoff, Waker } from "@printshop/shared/events/waker";
 import type { Logger } from "@printshop/shared/log";
 import type { Stoppable } from "@printshop/shared/service-main";
@@ -87,6 +87,8 @@ export async function startMailWorker(
     maxConnections: concurrency,
   });
   const waker = new Waker();
+  // Back from a database outage: claim at once, rather than at the end of a backoff.
+  const forgetBack = onDatabaseBack(() => waker.wake());
   const listener = await deps.sql.listen(MAIL_CHANNEL, () => waker.wake());
   const backoff = new Backoff(250, 10_000);
   let running = true;
@@ -132,9 +134,7 @@ export async function startMailWorker(
           ),
         );
       } catch (error) {
-        deps.logger.warn("mail worker cannot claim messages", {
-          error: error instanceof Error ? error.message : String(error),
-        });
+        loopFailed(deps.logger, "mail worker cannot claim messages", error);
         await waker.sleep(backoff.next());
         continue;
       }
@@ -146,6 +146,7 @@ export async function startMailWorker(
     async stop() {
       if (!running) return;
       running = false;
+      forgetBack();
       waker.wake();
       await loop;
       await listener.unlisten().catch(() => {});

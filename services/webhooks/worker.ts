@@ -1,4 +1,4 @@
-import type { Queryable } from "@printshop/shared/db";
+import { loopFailed, onDatabaseBack, type Queryable } from "@printshop/shared/db";
 import {
   Backoff,
   GATHER_MS,
@@ -80,6 +80,8 @@ export async function startDeliveryWorker(
   const idle = new IdlePoll(options.pollIntervalMs ?? POLL_INTERVAL_MS, idlePollMaxMs);
   const lease = leaseMs(deps.timeoutMs);
   const waker = new Waker();
+  // Back from a database outage: claim at once, rather than at the end of a backoff.
+  const forgetBack = onDatabaseBack(() => waker.wake());
   const record = attemptRecorder(deps.sql, deps.retrySchedule);
   /** Attempts under way (signing, sending), each holding a slot. */
   let attempting = 0;
@@ -234,9 +236,7 @@ export async function startDeliveryWorker(
           nextDueAt = waitMs === null ? Infinity : readAt + Math.max(waitMs, floor);
         }
       } catch (error) {
-        deps.logger.warn("webhook worker cannot claim deliveries", {
-          error: error instanceof Error ? error.message : String(error),
-        });
+        loopFailed(deps.logger, "webhook worker cannot claim deliveries", error);
         claimWanted = true;
         nextDueAt = undefined;
         await waker.sleep(backoff.next());
@@ -254,6 +254,7 @@ export async function startDeliveryWorker(
     async stop() {
       if (!running) return;
       running = false;
+      forgetBack();
       waker.wake();
       await loop;
       await listener.unlisten().catch(() => {});

@@ -1,4 +1,11 @@
-import { connect, migrate, readMigrations, transaction } from "../db/mod.ts";
+import {
+  connect,
+  loopFailed,
+  migrate,
+  onDatabaseBack,
+  readMigrations,
+  transaction,
+} from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { SpanKind, withSpan } from "../telemetry.ts";
 import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
@@ -134,6 +141,8 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
   async function subscribe(subscribeOptions: SubscribeOptions): Promise<BusSubscription> {
     const { groupId, topics, handle } = subscribeOptions;
     const waker = new Waker();
+    // Back from a database outage: read at once, rather than at the end of a backoff.
+    const forgetBack = onDatabaseBack(() => waker.wake());
     // Topics with news: a notification names one topic, so only that one is read. Every topic
     // is looked at (one statement) at start, after a failure, on each safety poll and when the
     // LISTEN connection is back after a drop.
@@ -265,11 +274,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
         } catch (error) {
           lookEverywhere = true;
           const delay = backoff.next();
-          logger.warn("event consumer will retry", {
-            groupId,
-            error: error instanceof Error ? error.message : String(error),
-            retryInMs: delay,
-          });
+          loopFailed(logger, "event consumer will retry", error, { groupId, retryInMs: delay });
           await waker.sleep(delay);
           continue;
         }
@@ -288,6 +293,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
       async stop() {
         if (!running) return;
         running = false;
+        forgetBack();
         waker.wake();
         await loop;
         await listener.unlisten();

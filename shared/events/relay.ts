@@ -1,4 +1,4 @@
-import { type Sql, transaction } from "../db/mod.ts";
+import { databaseUnavailable, onDatabaseBack, type Sql, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import {
@@ -93,6 +93,8 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     options.idlePollMaxMs ?? IDLE_POLL_MAX_MS,
   );
   const waker = new Waker();
+  // Back from a database outage: look at once, rather than at the end of a backoff.
+  const forgetBack = onDatabaseBack(() => waker.wake());
   let listening = false;
   const listener = await sql.listen(outboxChannel(schema), () => waker.wake(), () => {
     // Called again each time the connection is back after a drop: look for what was missed.
@@ -182,7 +184,9 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
         const cause = error instanceof BatchFailed ? error.cause : error;
         const delay = backoff.next();
         // One warning per outage, then debug: a long broker outage should not flood the log.
-        (failing ? logger.debug : logger.warn).call(logger, "outbox relay cannot publish", {
+        // The database's own outage is logged once by the process's watch.
+        const quiet = failing || databaseUnavailable(cause) !== null;
+        (quiet ? logger.debug : logger.warn).call(logger, "outbox relay cannot publish", {
           topic,
           error: cause instanceof Error ? cause.message : String(cause),
           retryInMs: delay,
@@ -205,6 +209,7 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     async stop() {
       if (!running) return;
       running = false;
+      forgetBack();
       waker.wake();
       await loop;
       await listener.unlisten().catch(() => {});

@@ -35,9 +35,12 @@ const randomSecret = (): string =>
 
 /** Boots the whole stack as real processes against a fresh database. */
 export async function startTestStack(
-  options: Partial<Pick<StackOptions, "env" | "processEnv">> = {},
+  options: Partial<Pick<StackOptions, "env" | "processEnv">> & {
+    /** A database of the test's own (on a server it may stop) instead of a fresh one. */
+    database?: TestDatabase;
+  } = {},
 ): Promise<TestStack> {
-  const db = await createTestDatabase();
+  const db = options.database ?? await createTestDatabase();
   const logDir = await Deno.makeTempDir({ prefix: "printshop-e2e-logs-" });
   const adminToken = randomSecret();
   let stack: RunningStack;
