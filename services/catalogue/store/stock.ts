@@ -13,7 +13,7 @@ import { uuidv7 } from "@printshop/shared/ids";
 import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvents } from "@printshop/shared/outbox";
 import { adjust, type LedgerEntry } from "../domain/stock.ts";
-import { findVariantRow, lockVariant, stockOf } from "./variants.ts";
+import { findVariantRow, lockVariant, stockOf } from "./variant_rows.ts";
 import { readSettings } from "./settings.ts";
 
 const ADJUSTMENT_COLUMNS = "id, garment_variant_id, location, delta, reason, reference, note, " +

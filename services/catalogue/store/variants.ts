@@ -7,7 +7,7 @@ import {
   ListGarmentVariantsQuery,
   type UpdateGarmentVariantBody,
 } from "@printshop/shared/contracts/catalogue";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import {
   conflict,
@@ -21,120 +21,17 @@ import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type LedgerEntry, openingStock, type Stock, stocktake } from "../domain/stock.ts";
 import { announceAdjustments, type LedgerWrite, recordLedger } from "./stock.ts";
-import { SIZE_SORT_KEY, sizeKey } from "./settings.ts";
+import { sizeKey } from "./settings.ts";
+import {
+  findVariantRow,
+  lockVariant,
+  stockOf,
+  toVariant,
+  type VariantRow,
+  VARIANTS,
+} from "./variant_rows.ts";
 
-const VARIANT_FIELDS_SQL = [
-  "id",
-  "garment_catalogue_item_id",
-  "style_code",
-  "color",
-  "size",
-  "stock_code",
-  "color_hex",
-  "country_of_manufacture",
-  "stock_on_hand",
-  "stock_reserved",
-  "supplier_stock",
-  "stock_by_location",
-  "future_availability",
-  "is_discontinued",
-  "images",
-  "source",
-  "next_delivery_eta",
-  "unit_price",
-  "external_id",
-  "last_synced_at",
-  "created_at",
-  "updated_at",
-];
-const VARIANT_COLUMNS = VARIANT_FIELDS_SQL.join(", ");
-const VARIANT_COLUMNS_V = VARIANT_FIELDS_SQL.map((column) => `v.${column}`).join(", ");
-
-export interface VariantRow {
-  id: string;
-  garment_catalogue_item_id: string;
-  style_code: string;
-  color: string;
-  size: string;
-  stock_code: string | null;
-  color_hex: string | null;
-  country_of_manufacture: string | null;
-  stock_on_hand: number;
-  stock_reserved: number;
-  supplier_stock: number;
-  stock_by_location: GarmentVariant["stockByLocation"];
-  future_availability: GarmentVariant["futureAvailability"];
-  is_discontinued: boolean;
-  images: string[];
-  source: GarmentVariant["source"];
-  next_delivery_eta: Date | null;
-  unit_price: string | null;
-  external_id: string | null;
-  last_synced_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export function toVariant(row: VariantRow): GarmentVariant {
-  return {
-    id: row.id,
-    garmentCatalogueItemId: row.garment_catalogue_item_id,
-    styleCode: row.style_code,
-    color: row.color,
-    size: row.size,
-    stockCode: row.stock_code,
-    colorHex: row.color_hex,
-    countryOfManufacture: row.country_of_manufacture,
-    stockOnHand: row.stock_on_hand,
-    stockReserved: row.stock_reserved,
-    supplierStock: row.supplier_stock,
-    stockByLocation: row.stock_by_location,
-    futureAvailability: row.future_availability,
-    isDiscontinued: row.is_discontinued,
-    images: row.images,
-    source: row.source,
-    nextDeliveryEta: row.next_delivery_eta?.toISOString() ?? null,
-    unitPrice: row.unit_price === null ? null : Number(row.unit_price),
-    externalId: row.external_id,
-    lastSyncedAt: row.last_synced_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-/** The stock figures of a variant row, as the stock rules take them. */
-export function stockOf(row: VariantRow): Stock {
-  return {
-    stockOnHand: row.stock_on_hand,
-    stockReserved: row.stock_reserved,
-    stockByLocation: row.stock_by_location,
-  };
-}
-
-/** The variant (locked for the rest of the transaction), or 404 when the organisation has none. */
-export async function lockVariant(
-  tx: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<VariantRow> {
-  const [row] = await tx<VariantRow[]>`
-    SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM garment_variants
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Garment variant", id);
-  return row;
-}
-
-export async function findVariantRow(
-  sql: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<VariantRow> {
-  const [row] = await sql<VariantRow[]>`
-    SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM garment_variants
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Garment variant", id);
-  return row;
-}
+export { findVariantRow, lockVariant, stockOf };
 
 const keyOf = (row: { garmentCatalogueItemId: string; color: string; size: string }): string =>
   JSON.stringify([row.garmentCatalogueItemId, row.color, row.size]);
@@ -253,7 +150,7 @@ export async function bulkCreateVariants(
         INSERT INTO garment_variants (${tx.unsafe(INSERT_COLUMNS)})
         SELECT ${tx.unsafe(INSERT_COLUMNS)}
         FROM jsonb_to_recordset(${jsonParam(tx, records)}::jsonb) AS r(${tx.unsafe(RECORD_TYPES)})
-        RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+        RETURNING ${tx.unsafe(VARIANTS.select)}`;
       const byId = new Map(inserted.map((row) => [row.id, toVariant(row)]));
       const variants = records.map((record) => byId.get(record.id)!);
       await recordLedger(
@@ -288,34 +185,17 @@ export async function bulkCreateVariants(
 /** `input.12.size` → 12, for listing problems in row order. */
 const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
 
-const INSERT_COLUMNS = VARIANT_FIELDS_SQL.filter((c) => c !== "created_at" && c !== "updated_at")
+/** What a bulk create writes: the resource's columns but its times, and two it does not show. */
+const INSERTED_FIELDS = (Object.keys(VARIANTS.columnNames) as (keyof typeof VARIANTS.columns)[])
+  .filter((field) => field !== "createdAt" && field !== "updatedAt");
+const INSERT_COLUMNS = INSERTED_FIELDS.map((field) => VARIANTS.columnNames[field])
   .concat("organization_id", "size_key").join(", ");
 
 /** The column types jsonb_to_recordset reads a bulk create's records with. */
-const RECORD_TYPES = [
-  "id uuid",
+const RECORD_TYPES = VARIANTS.recordTypes(INSERTED_FIELDS, [
   "organization_id uuid",
-  "garment_catalogue_item_id uuid",
-  "style_code text",
-  "color text",
-  "size text",
-  "stock_code text",
-  "color_hex text",
-  "country_of_manufacture text",
-  "stock_on_hand integer",
-  "stock_reserved integer",
-  "supplier_stock integer",
-  "stock_by_location jsonb",
-  "future_availability jsonb",
-  "is_discontinued boolean",
-  "images text[]",
-  "source text",
-  "next_delivery_eta timestamptz",
-  "unit_price numeric",
-  "external_id text",
-  "last_synced_at timestamptz",
   "size_key text",
-].join(", ");
+]);
 
 export async function findVariant(
   sql: Queryable,
@@ -368,7 +248,7 @@ export async function updateVariant(
       if (Object.keys(changes).length === 0) return toVariant(row);
       const [updated] = await tx<VariantRow[]>`
         UPDATE garment_variants SET ${tx(changes)}, updated_at = clock_timestamp() WHERE id = ${id}
-        RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+        RETURNING ${tx.unsafe(VARIANTS.select)}`;
       const variant = toVariant(updated!);
       await writeEvent(tx, {
         organizationId,
@@ -410,33 +290,14 @@ export async function deleteVariant(
 }
 
 /** The variant list's fields: what `filters` may name, and what `sortField` orders on. */
-export const GARMENT_VARIANT_FIELDS = fieldTable({
-  garmentCatalogueItemId: { type: "uuid" },
-  styleCode: { type: "text" },
-  color: { type: "text" },
-  // By the organisation's size order, then alphabetically; equality is on the label.
-  size: { type: "text", sortColumn: SIZE_SORT_KEY },
-  stockCode: { type: "text", nullable: true },
-  colorHex: { type: "text", nullable: true },
-  countryOfManufacture: { type: "text", nullable: true },
-  stockOnHand: { type: "integer" },
-  stockReserved: { type: "integer" },
-  supplierStock: { type: "integer" },
+export const GARMENT_VARIANT_FIELDS = VARIANTS.fields("v", {
   inStock: { type: "boolean", column: "(v.stock_on_hand - v.stock_reserved > 0)" },
-  isDiscontinued: { type: "boolean" },
-  source: { type: "text" },
-  nextDeliveryEta: { type: "datetime", nullable: true },
-  unitPrice: { type: "number", nullable: true },
-  externalId: { type: "text", nullable: true },
-  lastSyncedAt: { type: "datetime", nullable: true },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}, { alias: "v" }) satisfies FieldTable<typeof GARMENT_VARIANT_SORT_FIELDS[number]>;
+}) satisfies FieldTable<typeof GARMENT_VARIANT_SORT_FIELDS[number]>;
 
 const GARMENT_VARIANT_LIST = listSpec(ListGarmentVariantsQuery, {
   from: "garment_variants v LEFT JOIN catalogue_settings s " +
     "ON s.organization_id = v.organization_id",
-  select: VARIANT_COLUMNS_V,
+  select: VARIANTS.selectAs("v"),
   id: "v.id",
   fields: GARMENT_VARIANT_FIELDS,
   search: ["v.style_code", "v.color", "v.size", "v.stock_code", "v.external_id"],
