@@ -18,12 +18,14 @@
  *   over-long URL, an over-large header block, a declared compressed body, an undecodable id.
  *
  * A route the sweep cannot cover (a path parameter without a fixture, a body that cannot be
- * made valid, a body field naming a resource the sweep does not know) fails the sweep by name;
- * the small tables below are the only per-resource knowledge it has.
+ * made valid, a body field naming a resource the sweep does not know) fails the sweep by name.
+ * What it knows per resource is its service's: each service's module in `e2e/sweep/` gives the
+ * fixtures it creates, which fixture each path parameter and id-holding body field names, and
+ * the valid bodies its schemas cannot give.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { z } from "zod";
-import { type RouteDef, ROUTES, RouteTable } from "@printshop/shared/routes";
+import { type RouteDef, ROUTES, RouteTable, SERVICES } from "@printshop/shared/routes";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { COSTS_READ_FIELDS } from "@printshop/shared/costs";
 import { connect } from "@printshop/shared/db";
@@ -33,180 +35,33 @@ import {
   type Tenant,
   type TestStack,
 } from "@printshop/shared/testing";
-import { waitFor } from "@printshop/shared/net";
 import { ConfigSchema } from "../gateway/config.ts";
 import { createResponseChecker, type ResponseChecker } from "../gateway/response_checks.ts";
+import {
+  Fixture,
+  type ServiceSweep,
+  type SweepClient,
+  SWEEPS,
+  UNRESOLVED_EVERYWHERE,
+} from "./sweep/mod.ts";
 
 type Json = Record<string, unknown>;
 type JsonSchema = Json;
 
-/** The ids one organisation owns, by the path parameter (or body field) that names them. */
-interface Fixture {
-  quoteId: string;
-  groupId: string;
-  lineId: string;
-  variantId: string;
-  decorationId: string;
-  markupGroupId: string;
-  setupMarkupGroupId: string;
-  taxRateId: string;
-  webhookId: string;
-  deliveryId: string;
-  catalogueItemId: string;
-  garmentVariantId: string;
-  prebuiltItemId: string;
-  customerId: string;
-  customerContactId: string;
-  customerAddressId: string;
-  fieldId: string;
-  vendorId: string;
-  vendorContactId: string;
-  vendorAddressId: string;
-  taskId: string;
-  checklistItemId: string;
-  commentId: string;
-  attachmentId: string;
-  mockId: string;
-  proofId: string;
-  proofItemLinkId: string;
-}
-
-/** Path parameter → the fixture that supplies it. A new parameter without one fails the sweep. */
-const PARAM_FIXTURES: Record<string, keyof Fixture> = {
-  quoteId: "quoteId",
-  groupId: "groupId",
-  lineId: "lineId",
-  variantId: "variantId",
-  decorationId: "decorationId",
-  markupGroupId: "markupGroupId",
-  webhookId: "webhookId",
-  deliveryId: "deliveryId",
-  catalogueItemId: "catalogueItemId",
-  garmentVariantId: "garmentVariantId",
-  prebuiltItemId: "prebuiltItemId",
-  customerId: "customerId",
-  customerContactId: "customerContactId",
-  customerAddressId: "customerAddressId",
-  fieldId: "fieldId",
-  vendorId: "vendorId",
-  vendorContactId: "vendorContactId",
-  vendorAddressId: "vendorAddressId",
-  taskId: "taskId",
-  checklistItemId: "checklistItemId",
-  commentId: "commentId",
-  attachmentId: "attachmentId",
-  mockId: "mockId",
-  proofId: "proofId",
-  proofItemLinkId: "proofItemLinkId",
-};
+const SWEEP_OF: ReadonlyMap<string, ServiceSweep> = new Map(SWEEPS.map((m) => [m.service, m]));
 
 /**
- * Body fields that name another resource: each is sent by B with A's id and must be refused.
- * A UUID field in neither table fails the sweep until it is placed in one.
+ * What the sweep knows of the route's service, from its module. The gateway's own operations
+ * have no path ids and no bodies, so it has none.
  */
-const REFERENCE_FIELDS: Record<string, keyof Fixture> = {
-  markupGroupId: "markupGroupId",
-  setupMarkupGroupId: "setupMarkupGroupId",
-  taxRateId: "taxRateId",
-  garmentCatalogueItemId: "catalogueItemId",
-  clientId: "customerId",
-  contactId: "customerContactId",
-  shippingAddressId: "customerAddressId",
-  defaultMarkupGroupId: "markupGroupId",
-  customerId: "customerId",
-  vendorId: "vendorId",
-  supplierVendorId: "vendorId",
-  quoteId: "quoteId",
-  mockId: "mockId",
-  quoteGroupId: "groupId",
-  quoteLineId: "lineId",
-  mockIds: "mockId",
-  proofIds: "proofId",
-};
-/** UUID body fields whose resource belongs to a service not built yet: nothing to resolve. */
-const UNRESOLVED_REFERENCES: Record<string, string> = {
-  decorationItemId: "a decoration catalogue item (no service keeps decoration items yet)",
-  jobId: "a production job (no service keeps jobs yet)",
-  ids: "a bulk target's rows: another organisation's are outcomes failed/not_found, by design",
-  excludeIds: "rows a bulk target leaves out: another organisation's change nothing",
-};
+const sweepOf = (route: RouteDef): Partial<ServiceSweep> => SWEEP_OF.get(route.service) ?? {};
 
-/**
- * Reference fields an operation keeps without resolving, because the resource lives in another
- * service whose tables it may not read (it would learn the ids from that service's events).
- */
-const QUOTE_CUSTOMER_REFERENCES = {
-  clientId: "a CRM customer, kept by the CRM service",
-  contactId: "a CRM contact, kept by the CRM service",
-  shippingAddressId: "a CRM address, kept by the CRM service",
-  mockId: "a mock, kept by the proofs service",
-};
-const PROOF_QUOTE_REFERENCES = {
-  quoteId: "a quote, kept by the quotes service",
-  quoteGroupId: "a quote group, kept by the quotes service",
-  quoteLineId: "a quote line, kept by the quotes service",
-};
-const CUSTOMER_MARKUP_REFERENCE = { defaultMarkupGroupId: "a markup group, kept by quotes" };
-const TASK_QUOTE_REFERENCE = { quoteId: "a quote, kept by the quotes service" };
-const ITEM_VENDOR_REFERENCE = { supplierVendorId: "a CRM vendor, kept by the CRM service" };
-const CROSS_SERVICE_REFERENCES: Record<string, Record<string, string>> = {
-  createQuote: QUOTE_CUSTOMER_REFERENCES,
-  updateQuote: QUOTE_CUSTOMER_REFERENCES,
-  createCustomer: CUSTOMER_MARKUP_REFERENCE,
-  updateCustomer: CUSTOMER_MARKUP_REFERENCE,
-  createMock: PROOF_QUOTE_REFERENCES,
-  updateMock: PROOF_QUOTE_REFERENCES,
-  createProof: PROOF_QUOTE_REFERENCES,
-  updateProof: PROOF_QUOTE_REFERENCES,
-  createProofItemLink: PROOF_QUOTE_REFERENCES,
-  updateProofItemLink: PROOF_QUOTE_REFERENCES,
-  createTask: TASK_QUOTE_REFERENCE,
-  updateTask: TASK_QUOTE_REFERENCE,
-  createCatalogueItem: ITEM_VENDOR_REFERENCE,
-  updateCatalogueItem: ITEM_VENDOR_REFERENCE,
-  createQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
-  updateQuoteLine: { garmentCatalogueItemId: "a catalogue item, kept by the catalogue service" },
-};
+/** Where a module is, for the messages that ask for one of its facts. */
+const moduleOf = (route: RouteDef): string => `e2e/sweep/${route.service}.ts`;
 
-/**
- * Valid bodies the schema alone cannot give (a value whose meaning is another resource, or a
- * rule across fields). Everything else is generated from the body schema's required fields.
- */
-const VALID_BODIES: Partial<Record<string, (ids: Fixture, receiverUrl: string) => unknown>> = {
-  createWebhook: (_ids, url) => ({ url, event: "quote.updated" }),
-  updateWebhook: (_ids, url) => ({ url: `${url}/moved` }),
-  createMock: (ids) => ({ name: "Sweep", quoteId: ids.quoteId }),
-  createProof: (ids) => proofBody(ids.quoteId),
-  reviseProof: () => ({ imageUrls: ["https://files.example.com/sweep-2.png"] }),
-  createTaskAttachment: () => ({
-    fileUrl: "https://files.example.com/sweep.pdf",
-    filename: "sweep.pdf",
-    mimeType: "application/pdf",
-    sizeBytes: 1,
-  }),
-  bulkSetCustomerTier: (ids) => ({ target: { ids: [ids.customerId] }, tier: "gold" }),
-  bulkTagCustomers: (ids) => ({ target: { ids: [ids.customerId] }, add: ["sweep"] }),
-  bulkArchiveCustomers: (ids) => ({ target: { ids: [ids.customerId] }, archived: false }),
-  bulkDeletePrebuiltItems: (ids) => ({ target: { ids: [ids.prebuiltItemId] } }),
-  bulkSetPrebuiltItemStatus: (ids) => ({ target: { ids: [ids.prebuiltItemId] }, status: "draft" }),
-  bulkCreateGarmentVariants: (ids) => ({
-    input: [{ garmentCatalogueItemId: ids.catalogueItemId, color: "Sweep", size: "XL" }],
-  }),
-  reorderQuoteGroup: (ids) => ({
-    items: [{ id: ids.lineId, kind: "line" }, { id: ids.decorationId, kind: "decoration" }],
-  }),
-};
-
-/** A proof the sweep can send decisions, revisions and deletes at: one image, one item. */
-function proofBody(quoteId: string): Json {
-  return {
-    quoteId,
-    recipientName: "Sweep",
-    recipientEmail: "sweep@example.com",
-    imageUrls: ["https://files.example.com/sweep.png"],
-    items: [{ description: "Sweep" }],
-  };
-}
+/** Whether a UUID body field of the route's service names nothing the sweep can resolve. */
+const unresolved = (route: RouteDef, field: string): boolean =>
+  UNRESOLVED_EVERYWHERE[field] !== undefined || sweepOf(route).unresolved?.[field] !== undefined;
 
 const REQUEST_TIMEOUT_MS = 15_000;
 let requests = 0;
@@ -406,7 +261,7 @@ const fill = (route: RouteDef, ids: Record<string, string>): string =>
 function pathIds(route: RouteDef, fixture: Fixture): Record<string, string> {
   const ids: Record<string, string> = {};
   for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
-    ids[name!] = fixture[PARAM_FIXTURES[name!]!];
+    ids[name!] = fixture.id(sweepOf(route).params?.[name!] ?? `{${name}}`);
   }
   return ids;
 }
@@ -539,39 +394,46 @@ function names(answer: Answer, field: string): boolean {
     (details.length === 0 && String(answer.body.message).includes(field));
 }
 
-/** Everything an organisation can read back, plus every outbox row: the "nothing written" view. */
-async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Promise<unknown> {
-  const read = async (path: string): Promise<unknown> => {
-    const answer = await send(stack, tenant.apiKey, "GET", path);
-    assertEquals(answer.status, 200, `${path}: ${answer.text}`);
-    return answer.body.data;
-  };
+/** Calls as `tenant`, through `send`, for the modules that create and read back fixtures. */
+function clientOf(stack: TestStack, tenant: Tenant): SweepClient {
+  const post = (path: string, body: unknown): Promise<Answer> =>
+    send(stack, tenant.apiKey, "POST", path, JSON.stringify(body));
   return {
-    quotes: await read("/v1/quotes?limit=100"),
-    markupGroups: await read("/v1/markup-groups?limit=100"),
-    taxRates: await read("/v1/tax-rates?limit=100"),
-    webhooks: await read("/v1/webhooks?limit=100"),
-    deliveries: await read(`/v1/webhooks/${fixture.webhookId}/deliveries?limit=100`),
-    catalogue: await read("/v1/catalogue?limit=100"),
-    variants: await read("/v1/garment-variants?limit=100"),
-    ledger: await read(`/v1/garment-variants/${fixture.garmentVariantId}/stock-adjustments`),
-    catalogueSettings: await read("/v1/catalogue-settings"),
-    prebuiltItems: await read("/v1/prebuilt-items?limit=100"),
-    customers: await read("/v1/customers?limit=100"),
-    customFields: await read("/v1/custom-fields"),
-    vendors: await read("/v1/vendors?limit=100"),
-    archivedVendors: await read("/v1/vendors?limit=100&isActive=false"),
-    tasks: await read("/v1/tasks?limit=100"),
-    taskExtras: await read(`/v1/tasks/${fixture.taskId}/extras`),
-    mocks: await read(`/v1/mocks?quoteId=${fixture.quoteId}`),
-    proofs: await read("/v1/proofs?limit=100"),
-    proofHistory: await read(`/v1/proofs/${fixture.proofId}/history`),
+    async create(path, body) {
+      const answer = await post(path, body);
+      assert(answer.status === 201 || answer.status === 200, `${path}: ${answer.text}`);
+      return (answer.body.data as { id: string }).id;
+    },
+    async post(path, body, status) {
+      const answer = await post(path, body);
+      assertEquals(answer.status, status, answer.text);
+      return answer.body.data;
+    },
+    async get(path) {
+      const answer = await send(stack, tenant.apiKey, "GET", path);
+      assertEquals(answer.status, 200, `${path}: ${answer.text}`);
+      return answer.body.data;
+    },
   };
+}
+
+/** Everything an organisation can read back, by service: the "nothing written" view. */
+async function snapshot(stack: TestStack, tenant: Tenant, fixture: Fixture): Promise<unknown> {
+  const client = clientOf(stack, tenant);
+  const view: Record<string, Record<string, unknown>> = {};
+  for (const sweep of SWEEPS) {
+    const reads: Record<string, unknown> = {};
+    for (const [name, path] of Object.entries(sweep.snapshot(fixture))) {
+      reads[name] = await client.get(path);
+    }
+    view[sweep.service] = reads;
+  }
+  return view;
 }
 
 async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
   const all: Record<string, unknown[]> = {};
-  for (const schema of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
+  for (const schema of ["gateway", ...SERVICES]) {
     const sql = connect(stack.db.url, { schema, max: 1 });
     try {
       all[schema] = [...await sql`SELECT id, type, aggregate_id FROM outbox ORDER BY id`];
@@ -582,167 +444,27 @@ async function outboxes(stack: TestStack): Promise<Record<string, unknown[]>> {
   return all;
 }
 
+/** One organisation's fixtures: each module's, in the order `SWEEPS` lists them, then settled. */
 async function createFixture(
   stack: TestStack,
   tenant: Tenant,
   receiverUrl: string,
 ): Promise<Fixture> {
-  const post = async (path: string, body: unknown): Promise<string> => {
-    const answer = await send(stack, tenant.apiKey, "POST", path, JSON.stringify(body));
-    assert(answer.status === 201 || answer.status === 200, `${path}: ${answer.text}`);
-    return (answer.body.data as { id: string }).id;
+  const client = clientOf(stack, tenant);
+  const ids = new Map<string, string>();
+  const add = (sweep: ServiceSweep, made: Record<string, string>): void => {
+    for (const [name, id] of Object.entries(made)) {
+      assert(!ids.has(name), `fixture "${name}" is created by ${sweep.service} and another module`);
+      ids.set(name, id);
+    }
   };
-  const webhookId = await post("/v1/webhooks", { url: receiverUrl, event: "quote.created" });
-  const quoteId = await post("/v1/quotes", { reference: "Sweep" });
-  const groupId = await post(`/v1/quotes/${quoteId}/groups`, { name: "Front" });
-  const lineId = await post(`/v1/quote-groups/${groupId}/lines`, {
-    lineType: "Garment",
-    productName: "Gildan 5000",
-  });
-  const variantId = await post(`/v1/quote-lines/${lineId}/variants`, {
-    size: "M",
-    colour: "Black",
-    quantity: 12,
-    buyPrice: 6,
-    markupType: "percentage",
-    markupValue: 33,
-  });
-  const decorationId = await post(`/v1/quote-groups/${groupId}/decorations`, {
-    quantity: 12,
-    unitCost: 1.2,
-    markupType: "percentage",
-    markupValue: 50,
-  });
-  const band = { from: 0, markupType: "percentage", markupValue: 40 };
-  const markupGroupId = await post("/v1/markup-groups", {
-    name: "Garments",
-    lane: "garment",
-    bands: [{ ...band, from: 1 }],
-  });
-  const setupMarkupGroupId = await post("/v1/markup-groups", {
-    name: "Setup",
-    lane: "setup",
-    bands: [band],
-  });
-  const taxRateId = await post("/v1/tax-rates", { name: "VAT", ratePct: 20 });
-  const catalogueItemId = await post("/v1/catalogue", { styleCode: "5000", name: "Tee" });
-  const created = await send(
-    stack,
-    tenant.apiKey,
-    "POST",
-    "/v1/garment-variants/bulk/create",
-    JSON.stringify({
-      input: [{
-        garmentCatalogueItemId: catalogueItemId,
-        color: "Black",
-        size: "M",
-        stockOnHand: 5,
-      }],
-    }),
-  );
-  assertEquals(created.status, 201, created.text);
-  const garmentVariantId = (created.body.data as { id: string }[])[0]!.id;
-  const prebuiltItemId = await post("/v1/prebuilt-items", {
-    name: "Staff polo",
-    garmentCatalogueItemId: catalogueItemId,
-    decorations: [{ position: "Left chest", method: "Embroidery", unitCost: 2.1 }],
-  });
-  const fieldId = await post("/v1/custom-fields", {
-    name: "Courier",
-    type: "select",
-    entity: "customer",
-    options: ["StarTrack", "Aramex"],
-  });
-  const customerId = await post("/v1/customers", {
-    companyName: "Riverside Bakery",
-    customFields: { [fieldId]: "Aramex" },
-  });
-  const customerContactId = await post(`/v1/customers/${customerId}/contacts`, {
-    firstName: "Sam",
-  });
-  const customerAddressId = await post(`/v1/customers/${customerId}/addresses`, {
-    city: "Balmain",
-  });
-  const vendorId = await post("/v1/vendors", {
-    name: "Sweep Vendor",
-    kind: "Decorator",
-    serviceTypes: ["ScreenPrint"],
-  });
-  const vendorContactId = await post(`/v1/vendors/${vendorId}/contacts`, {
-    firstName: "Lee",
-    email: "lee@sweep.example",
-  });
-  const vendorAddressId = await post(`/v1/vendors/${vendorId}/addresses`, {
-    label: "Workshop",
-    city: "Marrickville",
-  });
-  const taskId = await post("/v1/tasks", { title: "Sweep task", customerId, vendorId, quoteId });
-  const checklistItemId = await post(`/v1/tasks/${taskId}/checklist`, { text: "Check sizes" });
-  const commentId = await post(`/v1/tasks/${taskId}/comments`, { body: "Hello" });
-  const attachmentId = await post(`/v1/tasks/${taskId}/attachments`, {
-    fileUrl: "https://files.example.com/a.pdf",
-    filename: "a.pdf",
-    mimeType: "application/pdf",
-    sizeBytes: 1,
-  });
-  const mockId = await post("/v1/mocks", { quoteId, name: "Sweep" });
-  const proof = await send(
-    stack,
-    tenant.apiKey,
-    "POST",
-    "/v1/proofs",
-    JSON.stringify(proofBody(quoteId)),
-  );
-  assertEquals(proof.status, 201, proof.text);
-  const proofData = proof.body.data as { id: string; items: { id: string }[] };
-  const proofId = proofData.id;
-  const proofItemLinkId = proofData.items[0]!.id;
-  let deliveryId = "";
-  await waitFor(
-    "the fixture's delivery to succeed",
-    async () => {
-      const answer = await send(
-        stack,
-        tenant.apiKey,
-        "GET",
-        `/v1/webhooks/${webhookId}/deliveries`,
-      );
-      const items = (answer.body.data as { items: { id: string; status: string }[] }).items;
-      deliveryId = items.find((d) => d.status === "succeeded")?.id ?? "";
-      return deliveryId !== "";
-    },
-    20_000,
-    100,
-  );
-  return {
-    quoteId,
-    groupId,
-    lineId,
-    variantId,
-    decorationId,
-    markupGroupId,
-    setupMarkupGroupId,
-    taxRateId,
-    webhookId,
-    deliveryId,
-    catalogueItemId,
-    garmentVariantId,
-    prebuiltItemId,
-    customerId,
-    customerContactId,
-    customerAddressId,
-    fieldId,
-    vendorId,
-    vendorContactId,
-    vendorAddressId,
-    taskId,
-    checklistItemId,
-    commentId,
-    attachmentId,
-    mockId,
-    proofId,
-    proofItemLinkId,
-  };
+  for (const sweep of SWEEPS) {
+    add(sweep, await sweep.create(client, new Fixture(new Map(ids)), receiverUrl));
+  }
+  for (const sweep of SWEEPS) {
+    if (sweep.settle) add(sweep, await sweep.settle(client, new Fixture(new Map(ids))));
+  }
+  return new Fixture(ids);
 }
 
 Deno.test("every route of the table, swept: bad input, other tenants, scopes, nothing written", async (t) => {
@@ -782,18 +504,45 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
 
   await t.step("every route of the table can be swept", () => {
     const problems: string[] = [];
+    for (const sweep of SWEEPS) {
+      // An operation a module names that its service does not have: a typo or a leftover.
+      const own = new Set(
+        ROUTES.filter((r) => r.service === sweep.service).map((r) => r.operationId),
+      );
+      const named = [sweep.crossService, sweep.validBodies, sweep.rowIdBodies].flatMap((table) =>
+        Object.keys(table ?? {})
+      );
+      for (const operationId of named.filter((id) => !own.has(id))) {
+        problems.push(
+          `e2e/sweep/${sweep.service}.ts names ${operationId}, not one of its operations`,
+        );
+      }
+    }
     for (const route of ROUTES) {
+      const sweep = sweepOf(route);
       for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
-        if (!PARAM_FIXTURES[name!]) problems.push(`${route.operationId}: no fixture for {${name}}`);
+        const fixture = sweep.params?.[name!];
+        if (!fixture) {
+          problems.push(`${route.operationId}: no fixture for {${name}} (in ${moduleOf(route)})`);
+        } else if (!fa.has(fixture)) {
+          problems.push(
+            `${route.operationId}: {${name}} takes "${fixture}", which no module creates`,
+          );
+        }
       }
       if (!route.body) continue;
       const schema = toSchema(route.body);
       for (const { field, path } of referencePaths(schema, schema)) {
-        if (!REFERENCE_FIELDS[field] && !UNRESOLVED_REFERENCES[field]) {
+        const fixture = sweep.references?.[field];
+        if (!fixture && !unresolved(route, field)) {
           problems.push(
             `${route.operationId}: body field "${
               path.join(".")
-            }" names a resource the sweep does not know`,
+            }" names a resource the sweep does not know (say which in ${moduleOf(route)})`,
+          );
+        } else if (fixture && !fa.has(fixture)) {
+          problems.push(
+            `${route.operationId}: "${field}" names "${fixture}", which no module creates`,
           );
         }
       }
@@ -801,7 +550,7 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
       const parsed = route.body.safeParse(body);
       if (!parsed.success) {
         problems.push(
-          `${route.operationId}: no valid body (give it one in VALID_BODIES): ` +
+          `${route.operationId}: no valid body (give it one in ${moduleOf(route)}): ` +
             JSON.stringify(parsed.error.issues),
         );
       }
@@ -948,22 +697,24 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
       if (route.body) {
         await t.step("another organisation's ids inside the body are refused", async () => {
           const schema = toSchema(route.body!);
-          const kept = CROSS_SERVICE_REFERENCES[route.operationId] ?? {};
+          const sweep = sweepOf(route);
+          const kept = sweep.crossService?.[route.operationId] ?? {};
           const references = referencePaths(schema, schema).filter((r) =>
-            REFERENCE_FIELDS[r.field] && !kept[r.field]
+            sweep.references?.[r.field] && !kept[r.field]
           );
           const ownPath = fill(route, pathIds(route, fb));
           for (const { field, path: at } of references) {
             const body = withValueAt(
               validBody(route, fb, receiver.url),
               at,
-              fa[REFERENCE_FIELDS[field]!],
+              fa.id(sweep.references![field]!),
             );
             if (body === null) continue;
             const answer = await send(stack, b.apiKey, route.method, ownPath, JSON.stringify(body));
             assertRefused(answer, `${op}: B names A's ${at.join(".")}`, [400, 404, 409]);
           }
-          if (route.operationId === "reorderQuoteGroup") {
+          const rows = sweep.rowIdBodies?.[route.operationId];
+          if (rows) {
             const answer = await send(
               stack,
               b.apiKey,
@@ -971,7 +722,7 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
               ownPath,
               JSON.stringify(validBody(route, fa, receiver.url)),
             );
-            assertRefused(answer, `${op}: B reorders with A's row ids`, [400, 404, 409]);
+            assertRefused(answer, `${op}: B sends A's row ids (${rows})`, [400, 404, 409]);
           }
         });
       }
@@ -1026,9 +777,9 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
 });
 
 /** A body the operation accepts: an override, or the required fields the schema generates. */
-function validBody(route: RouteDef, ids: Fixture, receiverUrl: string): unknown {
-  const override = VALID_BODIES[route.operationId];
-  if (override) return override(ids, receiverUrl);
+function validBody(route: RouteDef, fixture: Fixture, receiverUrl: string): unknown {
+  const override = sweepOf(route).validBodies?.[route.operationId];
+  if (override) return override(fixture, receiverUrl);
   if (!route.body) return {};
   const schema = toSchema(route.body);
   return generate(schema, schema);

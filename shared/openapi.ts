@@ -4,8 +4,8 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH } from "./limits.ts";
 import { COSTS_READ_FIELDS } from "./costs.ts";
 import { COSTS_READ } from "./scopes.ts";
 import { ErrorEnvelope, successEnvelope } from "./contracts/common.ts";
-import type { SuccessStatus } from "./contracts/operation.ts";
-import { TAGS } from "./contracts/tags.ts";
+import type { SuccessStatus, TagDescriptions } from "./contracts/operation.ts";
+import { gatewayContract, SERVICE_CONTRACTS } from "./contracts/platform.ts";
 import {
   CONNECTION_ERROR_CODES,
   PUBLIC_ERROR_CODES,
@@ -775,12 +775,19 @@ function envelopeExample(
   return Object.values(example).some((part) => part === undefined) ? undefined : example;
 }
 
+/** Each owner's declared tags: a tag's description is the one its own service gives it. */
+const TAGS_BY_OWNER: ReadonlyMap<string, TagDescriptions> = new Map(
+  [gatewayContract, ...SERVICE_CONTRACTS].map((c) => [c.service, c.tags]),
+);
+
+/** The document's tags in the order the operations first use them, each described by its owner. */
 function uniqueTags(routes: readonly RouteDef[]): { name: string; description?: string }[] {
-  const descriptions: Readonly<Record<string, string>> = TAGS;
-  return [...new Set(routes.map((r) => r.tag))].map((name) => ({
-    name,
-    ...(descriptions[name] === undefined ? {} : { description: descriptions[name] }),
-  }));
+  const first = new Map<string, RouteDef>();
+  for (const route of routes) if (!first.has(route.tag)) first.set(route.tag, route);
+  return [...first].map(([name, route]) => {
+    const description = TAGS_BY_OWNER.get(route.service)?.[name];
+    return { name, ...(description === undefined ? {} : { description }) };
+  });
 }
 
 /** Follows a `$ref` into `components/schemas`, for the few places that need the schema's shape. */

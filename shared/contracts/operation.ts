@@ -108,6 +108,13 @@ export interface PageSpec {
   events: readonly EventType[];
 }
 
+/**
+ * The document's tags a service lists its operations under, each with what those operations are
+ * for (one line, shown as the tag's description in `/docs`). A service declares every tag its
+ * operations use; `platform_test.ts` fails on one it does not.
+ */
+export type TagDescriptions = Readonly<Record<string, string>>;
+
 /** Everything one service (or the gateway) answers for. */
 export interface ServiceContract<
   S extends string = string,
@@ -115,16 +122,24 @@ export interface ServiceContract<
 > {
   readonly service: S;
   readonly operations: O;
+  /** The tags its operations are listed under, with their descriptions. */
+  readonly tags: TagDescriptions;
   /** Public pages, by name; most services have none. */
   readonly pages: Readonly<Record<string, PageSpec>>;
+}
+
+/** What a service declares beside its operations. */
+export interface ServiceContractParts {
+  tags?: TagDescriptions;
+  pages?: Readonly<Record<string, PageSpec>>;
 }
 
 export function serviceContract<const S extends string, const O extends OperationMap>(
   service: S,
   operations: O,
-  pages: Readonly<Record<string, PageSpec>> = {},
+  { tags = {}, pages = {} }: ServiceContractParts = {},
 ): ServiceContract<S, O> {
-  return { service, operations, pages };
+  return { service, operations, tags, pages };
 }
 
 // ---------------------------------------------------------------------------------------------

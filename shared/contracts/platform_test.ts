@@ -42,3 +42,32 @@ Deno.test("operationIds are unique across the platform", () => {
   const ids = contracts.flatMap((c) => c.operations.map((o) => o.operationId));
   assertEquals(ids.filter((id, i) => ids.indexOf(id) !== i), []);
 });
+
+Deno.test("an operation's tag is declared, with its description, by its own service's contract", () => {
+  const undeclared = [gatewayContract, ...SERVICE_CONTRACTS].flatMap((contract) =>
+    (Object.values(contract.operations) as Operation[])
+      .filter((operation) => contract.tags[operation.tag] === undefined)
+      .map((operation) =>
+        `${operation.operationId} is listed under "${operation.tag}", which ${contract.service} ` +
+        "does not declare in its contract's tags"
+      )
+  );
+  assertEquals(undeclared, []);
+});
+
+Deno.test("a service declares only tags its operations use, and no other service declares them", () => {
+  const owners = new Map<string, string>();
+  const problems: string[] = [];
+  for (const contract of [gatewayContract, ...SERVICE_CONTRACTS]) {
+    const used = new Set((Object.values(contract.operations) as Operation[]).map((o) => o.tag));
+    for (const tag of Object.keys(contract.tags)) {
+      if (!used.has(tag)) {
+        problems.push(`${contract.service} declares "${tag}", which no operation uses`);
+      }
+      const owner = owners.get(tag);
+      if (owner) problems.push(`"${tag}" is declared by both ${owner} and ${contract.service}`);
+      owners.set(tag, contract.service);
+    }
+  }
+  assertEquals(problems, []);
+});

@@ -24,10 +24,20 @@ export const catalogueEvents = {
   ...prebuiltItemEvents,
 };
 
+/** The tags its resources' operations are listed under, and what each tag's operations do. */
+const catalogueTags = {
+  "Garment catalogue": "The garment styles the shop buys and sells, paged with a cursor",
+  "Garment variants": "Colours and sizes of catalogue items with their stock, created in bulk",
+  "Stock ledger": "Every change of a variant's stock, with who made it and why",
+  "Pre-built items": "Saved garment-plus-decoration combinations, changed one by one or in bulk " +
+    "over a target",
+  "Catalogue settings": "How the organisation's sizes sort and whether stock may go negative",
+};
+
 export const catalogueContract = serviceContract("catalogue", {
   ...catalogueItemOperations,
   ...variantOperations,
   ...stockOperations,
   ...settingsOperations,
   ...prebuiltItemOperations,
-});
+}, { tags: catalogueTags });

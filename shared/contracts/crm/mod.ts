@@ -21,9 +21,21 @@ export const crmEvents = {
   ...taskEvents,
 };
 
+/** The tags its resources' operations are listed under, and what each tag's operations do. */
+const crmTags = {
+  Customers: "The shop's clients with their contacts and addresses; tiers, tags and archiving " +
+    "in bulk over a target",
+  "Custom fields": "Fields a shop adds to its customers, vendors and tasks, with values checked " +
+    "against them",
+  Vendors: "Businesses the shop buys from or outsources decoration to, with their contacts and " +
+    "addresses; archived rather than deleted",
+  Tasks: "The shop's to-dos, linked to a quote, customer, vendor or job, with a checklist, " +
+    "comments and attachments",
+};
+
 export const crmContract = serviceContract("crm", {
   ...customerOperations,
   ...customFieldOperations,
   ...vendorOperations,
   ...taskOperations,
-});
+}, { tags: crmTags });

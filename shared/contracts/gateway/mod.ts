@@ -98,4 +98,5 @@ export const gatewayContract = serviceContract(
       responses: { 200: Limits },
     },
   }),
+  { tags: { Account: "Who is calling and the limits in force for that credential" } },
 );

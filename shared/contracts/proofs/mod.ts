@@ -24,9 +24,16 @@ export const proofsEvents = {
   ...approvalEvents,
 };
 
+/** The tags its resources' operations are listed under, and what each tag's operations do. */
+const proofsTags = {
+  Mocks: "Artwork placed on a garment for a quote, a quote group or a job, which proofs show",
+  Proofs: "What a customer is asked to approve: numbered revisions, items with their sizes, " +
+    "the customer's decisions recorded as evidence, and the history of each revision",
+};
+
 export const proofsContract = serviceContract("proofs", {
   ...mockOperations,
   ...proofOperations,
   ...proofItemLinkOperations,
   ...mailOperations,
-}, approvalPages);
+}, { tags: proofsTags, pages: approvalPages });

@@ -30,6 +30,19 @@ export const quotesEvents = {
   ...taxRateEvents,
 };
 
+/** The tags its resources' operations are listed under, and what each tag's operations do. */
+const quotesTags = {
+  Quotes: "Quotes, their lifecycle and their groups; a group's lines and decorations share " +
+    "one row order",
+  "Quote lines": "Lines of a quote group (garments, services, costs, discounts, surcharges) " +
+    "and their size/colour variants, where cost and markup give the sell price",
+  "Quote decorations": "Print or embroidery placements of a quote group, priced per unit and " +
+    "per setup",
+  "Markup groups": "Bands of markups by quantity or setup cost, which `group` rows take their " +
+    "markup from",
+  "Tax rates": "The rates a quote's tax is computed with; one is the organisation's default",
+};
+
 export const quotesContract = serviceContract("quotes", {
   ...quoteOperations,
   ...groupOperations,
@@ -38,4 +51,4 @@ export const quotesContract = serviceContract("quotes", {
   ...decorationOperations,
   ...markupGroupOperations,
   ...taxRateOperations,
-});
+}, { tags: quotesTags });
