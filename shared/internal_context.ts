@@ -12,6 +12,12 @@ export const INTERNAL_CONTEXT_HEADER = "x-internal-context";
 
 export type CredentialKind = "tenant_key" | "partner";
 
+/**
+ * Who is calling, as a store records it: the credential a change, a comment, an upload or a
+ * decision names.
+ */
+export type Caller = Pick<InternalContext, "credentialKind" | "credentialId">;
+
 export interface InternalContext {
   organizationId: string;
   credentialKind: CredentialKind;

@@ -4,59 +4,46 @@ import { isUniqueViolation } from "@printshop/shared/db";
 import {
   type CATALOGUE_SORT_FIELDS,
   type CreateCatalogueItemBody,
+  GARMENT_SOURCES,
   type GarmentCatalogueItem,
   ListCatalogueItemsQuery,
   type UpdateCatalogueItemBody,
 } from "@printshop/shared/contracts/catalogue";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { cursorPage, type CursorScope, listSpec } from "@printshop/shared/db/pages";
 import { conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 
-const ITEM_COLUMNS = "id, style_code, name, brand, description, category, supplier_vendor_id, " +
-  "fabric, weight_gsm, images, is_discontinued, external_id, source, buy_price, created_at, " +
-  "updated_at";
+/** The catalogue_items table: each field of GarmentCatalogueItem, in the order it answers them. */
+const ITEMS = defineTable({
+  name: "catalogue_items",
+  tenant: true,
+  noun: "Catalogue item",
+  columns: {
+    id: col.uuid(),
+    styleCode: col.text().filterable(),
+    name: col.text().filterable(),
+    brand: col.text().nullable().filterable(),
+    description: col.text().nullable(),
+    category: col.text().nullable().filterable(),
+    supplierVendorId: col.uuid().nullable().filterable(),
+    fabric: col.text().nullable().filterable(),
+    weightGsm: col.integer().nullable().filterable(),
+    images: col.textArray(),
+    isDiscontinued: col.boolean().filterable(),
+    externalId: col.text().nullable().filterable(),
+    source: col.enum(GARMENT_SOURCES).filterable({ type: "text" }),
+    buyPrice: col.number().nullable().filterable(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
 
-export interface ItemRow {
-  id: string;
-  style_code: string;
-  name: string;
-  brand: string | null;
-  description: string | null;
-  category: string | null;
-  supplier_vendor_id: string | null;
-  fabric: string | null;
-  weight_gsm: number | null;
-  images: string[];
-  is_discontinued: boolean;
-  external_id: string | null;
-  source: GarmentCatalogueItem["source"];
-  buy_price: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+type ItemRow = RowOf<typeof ITEMS>;
 
-function toItem(row: ItemRow): GarmentCatalogueItem {
-  return {
-    id: row.id,
-    styleCode: row.style_code,
-    name: row.name,
-    brand: row.brand,
-    description: row.description,
-    category: row.category,
-    supplierVendorId: row.supplier_vendor_id,
-    fabric: row.fabric,
-    weightGsm: row.weight_gsm,
-    images: row.images,
-    isDiscontinued: row.is_discontinued,
-    externalId: row.external_id,
-    source: row.source,
-    buyPrice: row.buy_price === null ? null : Number(row.buy_price),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+const toItem = (row: ItemRow): GarmentCatalogueItem => ITEMS.read(row);
 
 /** A style code is the organisation's key for an item: a second one is a 409 naming the first. */
 async function styleCodeTaken<T>(
@@ -89,7 +76,7 @@ export async function createItem(
         INSERT INTO catalogue_items ${
         tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
       }
-        RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
+        RETURNING ${tx.unsafe(ITEMS.select)}`;
       const item = toItem(row!);
       await writeEvent(tx, {
         organizationId,
@@ -102,51 +89,24 @@ export async function createItem(
   return await styleCodeTaken(sql, organizationId, input.styleCode, write);
 }
 
-/** The item (locked for the rest of the transaction), or 404 when the organisation has none. */
-export async function lockItem(
-  tx: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<ItemRow> {
-  const [row] = await tx<ItemRow[]>`
-    SELECT ${tx.unsafe(ITEM_COLUMNS)} FROM catalogue_items
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Catalogue item", id);
-  return row;
-}
-
 export async function findItem(
   sql: Queryable,
   organizationId: string,
   id: string,
 ): Promise<GarmentCatalogueItem> {
-  const [row] = await sql<ItemRow[]>`
-    SELECT ${sql.unsafe(ITEM_COLUMNS)} FROM catalogue_items
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Catalogue item", id);
+  const row = await ITEMS.find(sql, organizationId, id);
+  if (!row) throw notFound(ITEMS.noun, id);
   return toItem(row);
 }
 
 /** The catalogue's fields: what `filters` may name, and what `sortField` orders on. */
-export const CATALOGUE_FIELDS = fieldTable({
-  styleCode: { type: "text" },
-  name: { type: "text" },
-  brand: { type: "text", nullable: true },
-  category: { type: "text", nullable: true },
-  supplierVendorId: { type: "uuid", nullable: true },
-  fabric: { type: "text", nullable: true },
-  weightGsm: { type: "integer", nullable: true },
-  isDiscontinued: { type: "boolean" },
-  externalId: { type: "text", nullable: true },
-  source: { type: "text" },
-  buyPrice: { type: "number", nullable: true },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof CATALOGUE_SORT_FIELDS[number]>;
+export const CATALOGUE_FIELDS = ITEMS.fields() satisfies FieldTable<
+  typeof CATALOGUE_SORT_FIELDS[number]
+>;
 
 const CATALOGUE_LIST = listSpec(ListCatalogueItemsQuery, {
   from: "catalogue_items",
-  select: ITEM_COLUMNS,
+  select: ITEMS.select,
   fields: CATALOGUE_FIELDS,
   search: ["style_code", "name", "brand", "description", "external_id"],
   order: { field: "createdAt", direction: "asc" },
@@ -175,12 +135,12 @@ export async function updateItem(
 ): Promise<GarmentCatalogueItem> {
   const write = (): Promise<GarmentCatalogueItem> =>
     transaction(sql, async (tx) => {
-      const current = await lockItem(tx, organizationId, id);
+      const current = await ITEMS.lock(tx, organizationId, id);
       const changes = changedColumns(input);
       if (Object.keys(changes).length === 0) return toItem(current);
       const [row] = await tx<ItemRow[]>`
         UPDATE catalogue_items SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-        RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
+        RETURNING ${tx.unsafe(ITEMS.select)}`;
       const item = toItem(row!);
       await writeEvent(tx, {
         organizationId,
@@ -211,7 +171,7 @@ export async function deleteItem(
 ): Promise<GarmentCatalogueItem> {
   try {
     return await transaction(sql, async (tx) => {
-      const current = await lockItem(tx, organizationId, id);
+      const current = await ITEMS.lock(tx, organizationId, id);
       const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
         SELECT count(*)::int AS count FROM garment_variants
         WHERE garment_catalogue_item_id = ${id}`;

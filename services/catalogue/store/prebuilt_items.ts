@@ -12,43 +12,37 @@ import {
 import type { BulkResult, BulkTarget } from "@printshop/shared/contracts/bulk";
 import { COSTS_READ } from "@printshop/shared/scopes";
 import { type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { ApiError, conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { statusMove } from "../domain/prebuilt_status.ts";
 
-const PREBUILT_COLUMNS = `id, name, description, garment_catalogue_item_id, status,
-  default_colors, default_sizes, decorations, created_at, updated_at`;
+/** The prebuilt_items table: each field of PrebuiltItem, in the order it answers them. */
+const PREBUILTS = defineTable({
+  name: "prebuilt_items",
+  tenant: true,
+  noun: "Pre-built item",
+  references: { garment_catalogue_item_id: "catalogue_items" },
+  columns: {
+    id: col.uuid(),
+    name: col.text().filterable(),
+    description: col.text().nullable().filterable(),
+    garmentCatalogueItemId: col.uuid().nullable().filterable(),
+    status: col.enum(PREBUILT_ITEM_STATUSES).filterable(),
+    defaultColors: col.textArray(),
+    defaultSizes: col.textArray(),
+    decorations: col.json<PrebuiltDecoration[]>(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
 
-interface PrebuiltItemRow {
-  id: string;
-  name: string;
-  description: string | null;
-  garment_catalogue_item_id: string | null;
-  status: PrebuiltItemStatus;
-  default_colors: string[];
-  default_sizes: string[];
-  decorations: PrebuiltDecoration[];
-  created_at: Date;
-  updated_at: Date;
-}
+type PrebuiltItemRow = RowOf<typeof PREBUILTS>;
 
-function toPrebuiltItem(row: PrebuiltItemRow): PrebuiltItem {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    garmentCatalogueItemId: row.garment_catalogue_item_id,
-    status: row.status,
-    defaultColors: row.default_colors,
-    defaultSizes: row.default_sizes,
-    decorations: row.decorations,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+const toPrebuiltItem = (row: PrebuiltItemRow): PrebuiltItem => PREBUILTS.read(row);
 
 /** A decoration as stored and answered: every field present, null where not given. */
 function toStoredDecoration(input: PrebuiltDecorationInput): PrebuiltDecoration {
@@ -102,19 +96,14 @@ async function assertGarment(
 }
 
 /** The pre-built item list's fields: what `filters` may name, and what `sortField` orders on. */
-export const PREBUILT_ITEM_FIELDS = fieldTable({
-  name: { type: "text" },
-  description: { type: "text", nullable: true },
-  status: { type: "enum", values: PREBUILT_ITEM_STATUSES },
-  garmentCatalogueItemId: { type: "uuid", nullable: true },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof PREBUILT_ITEM_SORT_FIELDS[number]>;
+export const PREBUILT_ITEM_FIELDS = PREBUILTS.fields() satisfies FieldTable<
+  typeof PREBUILT_ITEM_SORT_FIELDS[number]
+>;
 
 /** The list, and the rows a bulk target's filter branch selects. */
 const PREBUILT_ITEM_LIST = listSpec(ListPrebuiltItemsQuery, {
   from: "prebuilt_items",
-  select: PREBUILT_COLUMNS,
+  select: PREBUILTS.select,
   fields: PREBUILT_ITEM_FIELDS,
   search: ["name", "description"],
   order: { field: "createdAt", direction: "asc" },
@@ -140,10 +129,8 @@ export async function findPrebuiltItem(
   organizationId: string,
   id: string,
 ): Promise<PrebuiltItem> {
-  const [row] = await sql<PrebuiltItemRow[]>`
-    SELECT ${sql.unsafe(PREBUILT_COLUMNS)} FROM prebuilt_items
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Pre-built item", id);
+  const row = await PREBUILTS.find(sql, organizationId, id);
+  if (!row) throw notFound(PREBUILTS.noun, id);
   return toPrebuiltItem(row);
 }
 
@@ -168,7 +155,7 @@ async function insertItem(
       ${decorationsParam(tx, input)}
     )
     ON CONFLICT (id) DO NOTHING
-    RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;
+    RETURNING ${tx.unsafe(PREBUILTS.select)}`;
   if (!row) return null;
   const item = toPrebuiltItem(row);
   await writeEvent(tx, {
@@ -223,7 +210,7 @@ export async function putPrebuiltItem(
     await assertGarment(tx, organizationId, input.garmentCatalogueItemId);
     const findOwn = async (): Promise<PrebuiltItemRow | undefined> =>
       (await tx<PrebuiltItemRow[]>`
-        SELECT ${tx.unsafe(PREBUILT_COLUMNS)} FROM prebuilt_items
+        SELECT ${tx.unsafe(PREBUILTS.select)} FROM prebuilt_items
         WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`)[0];
     let existing = await findOwn();
     if (!existing) {
@@ -258,7 +245,7 @@ export async function putPrebuiltItem(
         decorations = ${decorationsParam(tx, input)},
         updated_at = now()
       WHERE organization_id = ${organizationId} AND id = ${id}
-      RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(PREBUILTS.select)}`;
     const item = toPrebuiltItem(row!);
     await writeEvent(tx, {
       organizationId,
@@ -294,15 +281,12 @@ export async function deletePrebuiltItem(
   return await transaction(sql, async (tx) => {
     const [row] = await tx<PrebuiltItemRow[]>`
       DELETE FROM prebuilt_items WHERE organization_id = ${organizationId} AND id = ${id}
-      RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;
-    if (!row) throw notFound("Pre-built item", id);
+      RETURNING ${tx.unsafe(PREBUILTS.select)}`;
+    if (!row) throw notFound(PREBUILTS.noun, id);
     await writeDeleted(tx, organizationId, [row]);
     return toPrebuiltItem(row);
   });
 }
-
-const ofOrganization = (organizationId: string) => (sql: Queryable) =>
-  sql`organization_id = ${organizationId}`;
 
 /** Deletes every item of the target, one `prebuilt_item.deleted` per item; nothing refuses. */
 export async function bulkDeletePrebuiltItems(
@@ -314,7 +298,7 @@ export async function bulkDeletePrebuiltItems(
   return await runBulk<PrebuiltItemRow, null>(
     sql,
     PREBUILT_ITEM_LIST,
-    { where: ofOrganization(organizationId), target, bulkMaxRows },
+    { where: PREBUILTS.ofOrganization(organizationId), target, bulkMaxRows },
     () => ({ status: "ok", change: null }),
     async (tx, changes) => {
       const ids = changes.map(({ row }) => row.id);
@@ -357,14 +341,14 @@ export async function bulkSetPrebuiltItemStatus(
   return await runBulk<PrebuiltItemRow, PrebuiltItemStatus>(
     sql,
     PREBUILT_ITEM_LIST,
-    { where: ofOrganization(organizationId), target, bulkMaxRows },
+    { where: PREBUILTS.ofOrganization(organizationId), target, bulkMaxRows },
     (row) => decideStatus(row, status),
     async (tx, changes) => {
       const ids = changes.map(({ row }) => row.id);
       const rows = await tx<PrebuiltItemRow[]>`
         UPDATE prebuilt_items SET status = ${status}, updated_at = now()
         WHERE organization_id = ${organizationId} AND id = ANY(${ids}::uuid[])
-        RETURNING ${tx.unsafe(PREBUILT_COLUMNS)}`;
+        RETURNING ${tx.unsafe(PREBUILTS.select)}`;
       // RETURNING has no order: events follow the target's.
       const byId = new Map(rows.map((row) => [row.id, row]));
       await writeEvents(

@@ -4,13 +4,26 @@ import {
   DEFAULT_SIZE_ORDER,
   type UpdateCatalogueSettingsBody,
 } from "@printshop/shared/contracts/catalogue";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { writeEvent } from "@printshop/shared/outbox";
 
-interface SettingsRow {
-  size_order: string[];
-  allow_negative_stock: boolean;
-  updated_at: Date;
-}
+/**
+ * The catalogue_settings table: one row per organisation, keyed by organization_id (it has no
+ * id, so the declaration's find and lock by id do not apply), written when the organisation first
+ * changes its settings.
+ */
+const SETTINGS = defineTable({
+  name: "catalogue_settings",
+  tenant: true,
+  noun: "Catalogue settings",
+  columns: {
+    sizeOrder: col.textArray(),
+    allowNegativeStock: col.boolean(),
+    updatedAt: col.timestamp(),
+  },
+});
+
+type SettingsRow = RowOf<typeof SETTINGS>;
 
 const DEFAULTS: CatalogueSettings = {
   sizeOrder: [...DEFAULT_SIZE_ORDER],
@@ -18,14 +31,8 @@ const DEFAULTS: CatalogueSettings = {
   updatedAt: null,
 };
 
-function toSettings(row: SettingsRow | undefined): CatalogueSettings {
-  if (!row) return DEFAULTS;
-  return {
-    sizeOrder: row.size_order,
-    allowNegativeStock: row.allow_negative_stock,
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+const toSettings = (row: SettingsRow | undefined): CatalogueSettings =>
+  row ? SETTINGS.read(row) : DEFAULTS;
 
 /** The organisation's catalogue settings; the defaults until it changes them. */
 export async function readSettings(
@@ -33,7 +40,7 @@ export async function readSettings(
   organizationId: string,
 ): Promise<CatalogueSettings> {
   const [row] = await tx<SettingsRow[]>`
-    SELECT size_order, allow_negative_stock, updated_at FROM catalogue_settings
+    SELECT ${tx.unsafe(SETTINGS.select)} FROM catalogue_settings
     WHERE organization_id = ${organizationId}`;
   return toSettings(row);
 }
@@ -57,7 +64,7 @@ export async function updateSettings(
         size_keys = EXCLUDED.size_keys,
         allow_negative_stock = EXCLUDED.allow_negative_stock,
         updated_at = now()
-      RETURNING size_order, allow_negative_stock, updated_at`;
+      RETURNING ${tx.unsafe(SETTINGS.select)}`;
     const settings = toSettings(row);
     await writeEvent(tx, {
       organizationId,

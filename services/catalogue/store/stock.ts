@@ -1,57 +1,56 @@
 import { jsonParam, type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { CREDENTIAL_KINDS } from "@printshop/shared/contracts";
 import {
   type CreateStockAdjustmentBody,
   ListStockAdjustmentsQuery,
   type STOCK_ADJUSTMENT_SORT_FIELDS,
+  STOCK_REASONS,
   type StockAdjustment,
   type StockReason,
 } from "@printshop/shared/contracts/catalogue";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { conflict, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import type { InternalContext } from "@printshop/shared/internal-context";
+import type { Caller, InternalContext } from "@printshop/shared/internal-context";
 import { writeEvents } from "@printshop/shared/outbox";
 import { adjust, type LedgerEntry } from "../domain/stock.ts";
 import { findVariantRow, lockVariant, stockOf } from "./variant_rows.ts";
 import { readSettings } from "./settings.ts";
+import { recordsetInsert } from "./recordset.ts";
 
-const ADJUSTMENT_COLUMNS = "id, garment_variant_id, location, delta, reason, reference, note, " +
-  "stock_on_hand_after, location_quantity_after, credential_kind, credential_id, created_at";
+/** The stock_adjustments table: each field of StockAdjustment, in the order it answers them. */
+const ADJUSTMENTS = defineTable({
+  name: "stock_adjustments",
+  tenant: true,
+  noun: "Stock adjustment",
+  references: { garment_variant_id: "garment_variants" },
+  columns: {
+    id: col.uuid(),
+    garmentVariantId: col.uuid(),
+    location: col.text().nullable().filterable(),
+    delta: col.integer().filterable(),
+    reason: col.enum(STOCK_REASONS).filterable({ type: "text" }),
+    reference: col.text().nullable().filterable(),
+    note: col.text().nullable(),
+    stockOnHandAfter: col.integer(),
+    locationQuantityAfter: col.integer().nullable(),
+    credentialKind: col.enum(CREDENTIAL_KINDS),
+    credentialId: col.text().filterable(),
+    createdAt: col.timestamp().filterable(),
+  },
+});
 
-const LEDGER_INSERT_COLUMNS = `organization_id, ${ADJUSTMENT_COLUMNS.replace(", created_at", "")}`;
+type AdjustmentRow = RowOf<typeof ADJUSTMENTS>;
 
-interface AdjustmentRow {
-  id: string;
-  garment_variant_id: string;
-  location: string | null;
-  delta: number;
-  reason: StockReason;
-  reference: string | null;
-  note: string | null;
-  stock_on_hand_after: number;
-  location_quantity_after: number | null;
-  credential_kind: StockAdjustment["credentialKind"];
-  credential_id: string;
-  created_at: Date;
-}
+const toAdjustment = (row: AdjustmentRow): StockAdjustment => ADJUSTMENTS.read(row);
 
-function toAdjustment(row: AdjustmentRow): StockAdjustment {
-  return {
-    id: row.id,
-    garmentVariantId: row.garment_variant_id,
-    location: row.location,
-    delta: row.delta,
-    reason: row.reason,
-    reference: row.reference,
-    note: row.note,
-    stockOnHandAfter: row.stock_on_hand_after,
-    locationQuantityAfter: row.location_quantity_after,
-    credentialKind: row.credential_kind,
-    credentialId: row.credential_id,
-    createdAt: row.created_at.toISOString(),
-  };
-}
+/** What a ledger write inserts: every column but the time, stamped by the statement itself. */
+const LEDGER_INSERT = recordsetInsert(ADJUSTMENTS, ["createdAt"], ["organization_id uuid"]);
+
+/** One record of that insert: a column the table gains and a write leaves out fails to compile. */
+type LedgerRecord = Omit<AdjustmentRow, "created_at"> & { organization_id: string };
 
 /** Ledger rows for one reason: which variant, and its entries in the order they happened. */
 export interface LedgerWrite {
@@ -67,13 +66,13 @@ export interface LedgerWrite {
  */
 export async function recordLedger(
   tx: Queryable,
-  auth: InternalContext,
+  auth: Caller & { organizationId: string },
   reason: StockReason,
   writes: readonly LedgerWrite[],
   details: { reference?: string | null; note?: string | null } = {},
 ): Promise<StockAdjustment[]> {
   const rows = writes.flatMap((write) =>
-    write.entries.map((entry) => ({
+    write.entries.map((entry): LedgerRecord => ({
       id: uuidv7(),
       organization_id: auth.organizationId,
       garment_variant_id: write.garmentVariantId,
@@ -90,13 +89,10 @@ export async function recordLedger(
   );
   if (rows.length === 0) return [];
   const written = await tx<AdjustmentRow[]>`
-    INSERT INTO stock_adjustments (${tx.unsafe(LEDGER_INSERT_COLUMNS)}, created_at)
-    SELECT ${tx.unsafe(LEDGER_INSERT_COLUMNS)}, clock_timestamp()
-    FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(
-      id uuid, garment_variant_id uuid, organization_id uuid, location text, delta integer,
-      reason text, reference text, note text, stock_on_hand_after integer,
-      location_quantity_after integer, credential_kind text, credential_id text)
-    RETURNING ${tx.unsafe(ADJUSTMENT_COLUMNS)}`;
+    INSERT INTO stock_adjustments (${tx.unsafe(LEDGER_INSERT.columns)}, created_at)
+    SELECT ${tx.unsafe(LEDGER_INSERT.columns)}, clock_timestamp()
+    FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(${tx.unsafe(LEDGER_INSERT.types)})
+    RETURNING ${tx.unsafe(ADJUSTMENTS.select)}`;
   const byId = new Map(written.map((row) => [row.id, row]));
   return rows.map((row) => toAdjustment(byId.get(row.id)!));
 }
@@ -162,18 +158,13 @@ export async function adjustStock(
 }
 
 /** The ledger's fields: what `filters` may name, and what `sortField` orders on. */
-export const STOCK_ADJUSTMENT_FIELDS = fieldTable({
-  location: { type: "text", nullable: true },
-  delta: { type: "integer" },
-  reason: { type: "text" },
-  reference: { type: "text", nullable: true },
-  credentialId: { type: "text" },
-  createdAt: { type: "datetime" },
-}) satisfies FieldTable<typeof STOCK_ADJUSTMENT_SORT_FIELDS[number]>;
+export const STOCK_ADJUSTMENT_FIELDS = ADJUSTMENTS.fields() satisfies FieldTable<
+  typeof STOCK_ADJUSTMENT_SORT_FIELDS[number]
+>;
 
 const STOCK_ADJUSTMENT_LIST = listSpec(ListStockAdjustmentsQuery, {
   from: "stock_adjustments",
-  select: ADJUSTMENT_COLUMNS,
+  select: ADJUSTMENTS.select,
   fields: STOCK_ADJUSTMENT_FIELDS,
   order: { field: "createdAt", direction: "desc" },
 });

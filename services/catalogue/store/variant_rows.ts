@@ -2,7 +2,7 @@
  * The garment_variants table, declared once: the variant store (variants.ts) and the stock
  * ledger (stock.ts) both read and lock variants through it, and neither reaches into the other.
  */
-import { type Queryable } from "@printshop/shared/db";
+import type { Queryable } from "@printshop/shared/db";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { GARMENT_SOURCES, type GarmentVariant } from "@printshop/shared/contracts/catalogue";
 import { notFound } from "@printshop/shared/http";

@@ -9,18 +9,13 @@ import {
 } from "@printshop/shared/contracts/catalogue";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
-import {
-  conflict,
-  type ErrorDetail,
-  invalid,
-  notFound,
-  validationError,
-} from "@printshop/shared/http";
+import { conflict, type ErrorDetail, invalid, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type LedgerEntry, openingStock, type Stock, stocktake } from "../domain/stock.ts";
 import { announceAdjustments, type LedgerWrite, recordLedger } from "./stock.ts";
+import { recordsetInsert } from "./recordset.ts";
 import { sizeKey } from "./settings.ts";
 import {
   findVariantRow,
@@ -147,9 +142,9 @@ export async function bulkCreateVariants(
         };
       });
       const inserted = await tx<VariantRow[]>`
-        INSERT INTO garment_variants (${tx.unsafe(INSERT_COLUMNS)})
-        SELECT ${tx.unsafe(INSERT_COLUMNS)}
-        FROM jsonb_to_recordset(${jsonParam(tx, records)}::jsonb) AS r(${tx.unsafe(RECORD_TYPES)})
+        INSERT INTO garment_variants (${tx.unsafe(INSERT.columns)})
+        SELECT ${tx.unsafe(INSERT.columns)}
+        FROM jsonb_to_recordset(${jsonParam(tx, records)}::jsonb) AS r(${tx.unsafe(INSERT.types)})
         RETURNING ${tx.unsafe(VARIANTS.select)}`;
       const byId = new Map(inserted.map((row) => [row.id, toVariant(row)]));
       const variants = records.map((record) => byId.get(record.id)!);
@@ -186,13 +181,7 @@ export async function bulkCreateVariants(
 const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
 
 /** What a bulk create writes: the resource's columns but its times, and two it does not show. */
-const INSERTED_FIELDS = (Object.keys(VARIANTS.columnNames) as (keyof typeof VARIANTS.columns)[])
-  .filter((field) => field !== "createdAt" && field !== "updatedAt");
-const INSERT_COLUMNS = INSERTED_FIELDS.map((field) => VARIANTS.columnNames[field])
-  .concat("organization_id", "size_key").join(", ");
-
-/** The column types jsonb_to_recordset reads a bulk create's records with. */
-const RECORD_TYPES = VARIANTS.recordTypes(INSERTED_FIELDS, [
+const INSERT = recordsetInsert(VARIANTS, ["createdAt", "updatedAt"], [
   "organization_id uuid",
   "size_key text",
 ]);

@@ -7,7 +7,8 @@ import {
   type WebhookDelivery,
 } from "@printshop/shared/contracts/webhooks";
 import { conflict, notFound } from "@printshop/shared/http";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { nextAttemptDelay } from "../domain/retry_schedule.ts";
 import type { DeliveredEvent } from "../domain/payload.ts";
@@ -232,24 +233,30 @@ export async function recordAttempts(
       AND d.status IN ('pending', 'retrying')`;
 }
 
-interface DeliveryRow {
-  id: string;
-  subscription_id: string;
-  event_id: string;
-  type: string;
-  status: WebhookDelivery["status"];
-  created_at: Date;
-  next_attempt_at: Date | null;
-  last_http_status: number | null;
-  last_failure_reason: string | null;
-  attempts: WebhookDelivery["attempts"];
-}
+/**
+ * The deliveries table: the fields of WebhookDelivery it holds, in the order the resource shows
+ * them; the event's type (joined) and the attempts (aggregated) are read beside them.
+ */
+const DELIVERIES = defineTable({
+  name: "deliveries",
+  tenant: false,
+  noun: "Delivery",
+  references: { subscription_id: "subscriptions", event_id: "events" },
+  columns: {
+    id: col.uuid(),
+    webhookId: col.uuid().named("subscription_id"),
+    eventId: col.uuid().filterable(),
+    status: col.enum(DELIVERY_STATUSES).filterable(),
+    createdAt: col.timestamp().filterable(),
+    nextAttemptAt: col.timestamp().nullable(),
+    lastHttpStatus: col.integer().nullable().filterable(),
+    lastFailureReason: col.text().nullable(),
+  },
+});
 
 const DELIVERY_FROM = "deliveries d JOIN events e ON e.id = d.event_id";
 
-const DELIVERY_COLUMNS = `d.id, d.subscription_id, d.event_id, e.type, d.status, d.created_at,
-  CASE WHEN d.status IN ('pending', 'retrying') THEN d.next_attempt_at END AS next_attempt_at,
-  d.last_http_status, d.last_failure_reason,
+const DELIVERY_COLUMNS = `${DELIVERIES.selectAs("d")}, e.type,
   coalesce((
     SELECT jsonb_agg(jsonb_build_object(
       'attempt', a.attempt,
@@ -261,27 +268,30 @@ const DELIVERY_COLUMNS = `d.id, d.subscription_id, d.event_id, e.type, d.status,
       'trigger', a.trigger) ORDER BY a.started_at, a.id)
     FROM delivery_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts`;
 
-const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
-  id: row.id,
-  webhookId: row.subscription_id,
-  eventId: row.event_id,
-  eventType: row.type,
-  status: row.status,
-  createdAt: row.created_at.toISOString(),
-  nextAttemptAt: row.next_attempt_at?.toISOString() ?? null,
-  lastHttpStatus: row.last_http_status,
-  lastFailureReason: row.last_failure_reason,
-  attempts: row.attempts,
-});
+type DeliveryRow = RowOf<typeof DELIVERIES> & {
+  type: string;
+  attempts: WebhookDelivery["attempts"];
+};
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
+  const { id, webhookId, eventId, ...rest } = DELIVERIES.read(row);
+  // Only a delivery still to be tried shows when its next attempt is due.
+  const due = rest.status === "pending" || rest.status === "retrying";
+  return {
+    id,
+    webhookId,
+    eventId,
+    eventType: row.type,
+    ...rest,
+    nextAttemptAt: due ? rest.nextAttemptAt : null,
+    attempts: row.attempts,
+  };
+}
 
 /** The delivery history's fields: what `filters` may name, and what `sortField` orders on. */
-export const DELIVERY_FIELDS = fieldTable({
-  status: { type: "enum", values: DELIVERY_STATUSES },
+export const DELIVERY_FIELDS = DELIVERIES.fields("d", {
   eventType: { type: "text", column: "e.type" },
-  eventId: { type: "uuid" },
-  createdAt: { type: "datetime" },
-  lastHttpStatus: { type: "integer", nullable: true },
-}, { alias: "d" }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
+}) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
 
 const DELIVERY_LIST = listSpec(ListDeliveriesQuery, {
   from: DELIVERY_FROM,

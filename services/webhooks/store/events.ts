@@ -2,6 +2,7 @@ import type { Queryable, Sql } from "@printshop/shared/db";
 import type { BusEvent } from "@printshop/shared/events";
 import { type ApiError, validationError } from "@printshop/shared/http";
 import { uuidv7Time } from "@printshop/shared/ids";
+import { col, defineTable, type ResourceOf, type RowOf } from "@printshop/shared/db/table";
 
 /** Serialises recording events (and revoking keys), so the log's seq follows commit order. */
 export const EVENT_LOG_LOCK = "printshop.webhooks.event_log";
@@ -72,22 +73,24 @@ export async function recordEvents(
   return { recorded: counts!.recorded, queued: counts!.queued };
 }
 
-export interface LoggedEvent {
-  id: string;
-  type: string;
-  occurredAt: string;
-  aggregateId: string | null;
-  data: unknown;
-}
+/**
+ * The events table: an event of the log as GET /v1/event-log answers it. `data` is the payload as
+ * recorded, handed over untouched.
+ */
+const EVENTS = defineTable({
+  name: "events",
+  tenant: true,
+  noun: "Event",
+  columns: {
+    id: col.uuid(),
+    type: col.text(),
+    occurredAt: col.timestamp(),
+    aggregateId: col.uuid().nullable(),
+    data: col.json<unknown>(),
+  },
+});
 
-interface EventRow {
-  seq: string;
-  id: string;
-  type: string;
-  occurred_at: Date;
-  aggregate_id: string | null;
-  data: unknown;
-}
+export type LoggedEvent = ResourceOf<typeof EVENTS>;
 
 /**
  * One page of an organisation's event log after a given event (from the start when `afterId`
@@ -106,8 +109,8 @@ export async function readEventLog(
     if (!anchor) throw unknownAnchor(options.afterId);
     afterSeq = anchor.seq;
   }
-  const rows = await sql<EventRow[]>`
-    SELECT seq, id, type, occurred_at, aggregate_id, data FROM events
+  const rows = await sql<RowOf<typeof EVENTS>[]>`
+    SELECT ${sql.unsafe(EVENTS.select)} FROM events
     WHERE organization_id = ${organizationId} AND seq > ${afterSeq}
       AND type = ANY(${options.types as string[]})
     ORDER BY seq
@@ -115,13 +118,7 @@ export async function readEventLog(
   const hasMore = rows.length > options.limit;
   return {
     hasMore,
-    events: rows.slice(0, options.limit).map((r) => ({
-      id: r.id,
-      type: r.type,
-      occurredAt: r.occurred_at.toISOString(),
-      aggregateId: r.aggregate_id,
-      data: r.data,
-    })),
+    events: rows.slice(0, options.limit).map(EVENTS.read),
   };
 }
 

@@ -1,6 +1,6 @@
 import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
-import type { CredentialKind } from "@printshop/shared/internal-context";
+import type { Caller } from "@printshop/shared/internal-context";
 import { EVENT_DEFINITIONS } from "@printshop/shared/events";
 import { COSTS_READ } from "@printshop/shared/scopes";
 import { WEBHOOK_SECRET_OVERLAP_HOURS } from "@printshop/shared/limits";
@@ -10,55 +10,50 @@ import {
   type WEBHOOK_SORT_FIELDS,
   type WebhookSubscription,
 } from "@printshop/shared/contracts/webhooks";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
 import { EVENT_LOG_LOCK } from "./events.ts";
 
 /** Who owns a subscription: the credential that made it, within one organisation. */
-export interface Owner {
-  organizationId: string;
-  credentialKind: CredentialKind;
-  credentialId: string;
-}
+export type Owner = Caller & { organizationId: string };
 
-interface SubscriptionRow {
-  id: string;
-  event_type: string;
-  url: string;
-  includes_costs: boolean;
-  created_at: Date;
-  secret_rotated_at: Date | null;
-  credential_revoked_at: Date | null;
-  scope_withdrawn_at: Date | null;
-}
+/**
+ * The subscriptions table: the fields of WebhookSubscription it holds, in the order the resource
+ * shows them (`active`, computed, goes after `includesCosts`).
+ */
+const SUBSCRIPTIONS = defineTable({
+  name: "subscriptions",
+  tenant: true,
+  noun: "Webhook",
+  columns: {
+    id: col.uuid(),
+    event: col.text().named("event_type").filterable(),
+    url: col.text().filterable(),
+    includesCosts: col.boolean().filterable(),
+    createdAt: col.timestamp().filterable(),
+    secretRotatedAt: col.timestamp().nullable(),
+  },
+});
 
-const COLUMNS = "id, event_type, url, includes_costs, created_at, secret_rotated_at, " +
-  "credential_revoked_at, scope_withdrawn_at";
+/** Whether deliveries go out: neither the credential revoked nor the read scope withdrawn. */
+const ACTIVE = "(credential_revoked_at IS NULL AND scope_withdrawn_at IS NULL)";
+
+/** What a subscription is read with: its columns and whether it is active. */
+const COLUMNS = `${SUBSCRIPTIONS.select}, ${ACTIVE} AS active`;
+
+type SubscriptionRow = RowOf<typeof SUBSCRIPTIONS> & { active: boolean };
 
 function toSubscription(row: SubscriptionRow): WebhookSubscription {
-  return {
-    id: row.id,
-    event: row.event_type,
-    url: row.url,
-    includesCosts: row.includes_costs,
-    active: row.credential_revoked_at === null && row.scope_withdrawn_at === null,
-    createdAt: row.created_at.toISOString(),
-    secretRotatedAt: row.secret_rotated_at?.toISOString() ?? null,
-  };
+  const { id, event, url, includesCosts, ...times } = SUBSCRIPTIONS.read(row);
+  return { id, event, url, includesCosts, active: row.active, ...times };
 }
 
 /** The subscription list's fields: what `filters` may name, and what `sortField` orders on. */
-export const SUBSCRIPTION_FIELDS = fieldTable({
-  event: { type: "text", column: "event_type" },
-  url: { type: "text" },
-  includesCosts: { type: "boolean" },
-  active: {
-    type: "boolean",
-    column: "(credential_revoked_at IS NULL AND scope_withdrawn_at IS NULL)",
-  },
-  createdAt: { type: "datetime" },
+export const SUBSCRIPTION_FIELDS = SUBSCRIPTIONS.fields(undefined, {
+  active: { type: "boolean", column: ACTIVE },
 }) satisfies FieldTable<typeof WEBHOOK_SORT_FIELDS[number]>;
 
 const SUBSCRIPTION_LIST = listSpec(ListWebhooksQuery, {
