@@ -1,27 +1,23 @@
 import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateCustomFieldBody,
+  CUSTOM_FIELD_ENTITIES,
+  CUSTOM_FIELD_TYPES,
   CUSTOM_FIELD_VALUES_MAX,
   type CustomFieldDefinition,
   type CustomFieldEntity,
-  type CustomFieldType,
   type UpdateCustomFieldBody,
 } from "@printshop/shared/contracts/crm";
-import {
-  assertNoProblem,
-  conflict,
-  invalid,
-  notFound,
-  validationError,
-} from "@printshop/shared/http";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import { assertNoProblem, conflict, invalid, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
 import {
   customFieldProblems,
   type Definition,
   mergedValues,
   optionsProblem,
 } from "../domain/custom_fields.ts";
+import { announce } from "./answers.ts";
 
 /**
  * The CRM tables whose rows carry values (a `custom_fields` jsonb column and `organization_id`),
@@ -33,29 +29,23 @@ const VALUE_TABLES: Partial<Record<CustomFieldEntity, string>> = {
   task: "tasks",
 };
 
-const COLUMNS = "id, name, type, entity, options, created_at, updated_at";
+/** The definitions table, declared once (shared/db/table.ts). */
+const DEFINITIONS = defineTable({
+  name: "custom_field_definitions",
+  tenant: true,
+  noun: "Custom field",
+  columns: {
+    id: col.uuid(),
+    name: col.text(),
+    type: col.enum(CUSTOM_FIELD_TYPES),
+    entity: col.enum(CUSTOM_FIELD_ENTITIES),
+    options: col.textArray(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
 
-interface DefinitionRow {
-  id: string;
-  name: string;
-  type: CustomFieldType;
-  entity: CustomFieldEntity;
-  options: string[];
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toDefinition(row: DefinitionRow): CustomFieldDefinition {
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type,
-    entity: row.entity,
-    options: row.options,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
+type DefinitionRow = RowOf<typeof DEFINITIONS>;
 
 /**
  * The organisation's definitions for one entity, as the value rules take them, held FOR SHARE
@@ -108,11 +98,11 @@ export async function listDefinitions(
   entity: CustomFieldEntity | undefined,
 ): Promise<CustomFieldDefinition[]> {
   const rows = await sql<DefinitionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM custom_field_definitions
+    SELECT ${sql.unsafe(DEFINITIONS.select)} FROM custom_field_definitions
     WHERE organization_id = ${organizationId}
       ${entity === undefined ? sql`` : sql`AND entity = ${entity}`}
     ORDER BY created_at, id`;
-  return rows.map(toDefinition);
+  return rows.map(DEFINITIONS.read);
 }
 
 export async function createDefinition(
@@ -127,14 +117,9 @@ export async function createDefinition(
       INSERT INTO custom_field_definitions (id, organization_id, name, type, entity, options)
       VALUES (${uuidv7()}, ${organizationId}, ${input.name}, ${input.type}, ${input.entity},
               ${options}::text[])
-      RETURNING ${tx.unsafe(COLUMNS)}`;
-    const definition = toDefinition(row!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "custom_field.created",
-      aggregateId: definition.id,
-      payload: definition,
-    });
+      RETURNING ${tx.unsafe(DEFINITIONS.select)}`;
+    const definition = DEFINITIONS.read(row!);
+    await announce(tx, organizationId, "custom_field.created", [definition]);
     return definition;
   });
 }
@@ -149,9 +134,7 @@ async function lockDefinition(
   organizationId: string,
   id: string,
 ): Promise<DefinitionRow> {
-  const [known] = await tx<{ entity: CustomFieldEntity }[]>`
-    SELECT entity FROM custom_field_definitions
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  const known = await DEFINITIONS.find(tx, organizationId, id);
   const table = known ? VALUE_TABLES[known.entity] : undefined;
   if (table) {
     await tx`
@@ -159,11 +142,7 @@ async function lockDefinition(
       WHERE organization_id = ${organizationId} AND custom_fields ? ${id}
       ORDER BY id FOR UPDATE`;
   }
-  const [row] = await tx<DefinitionRow[]>`
-    SELECT ${tx.unsafe(COLUMNS)} FROM custom_field_definitions
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Custom field", id);
-  return row;
+  return await DEFINITIONS.lock(tx, organizationId, id);
 }
 
 /** The options records of the organisation still hold for a select or multiselect field. */
@@ -204,14 +183,9 @@ export async function updateDefinition(
         options = ${input.options ?? row.options}::text[],
         updated_at = now()
       WHERE id = ${id}
-      RETURNING ${tx.unsafe(COLUMNS)}`;
-    const definition = toDefinition(updated!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "custom_field.updated",
-      aggregateId: definition.id,
-      payload: definition,
-    });
+      RETURNING ${tx.unsafe(DEFINITIONS.select)}`;
+    const definition = DEFINITIONS.read(updated!);
+    await announce(tx, organizationId, "custom_field.updated", [definition]);
     return definition;
   });
 }
@@ -246,13 +220,8 @@ export async function deleteDefinition(
       }
     }
     await tx`DELETE FROM custom_field_definitions WHERE id = ${id}`;
-    const definition = toDefinition(row);
-    await writeEvent(tx, {
-      organizationId,
-      type: "custom_field.deleted",
-      aggregateId: definition.id,
-      payload: definition,
-    });
+    const definition = DEFINITIONS.read(row);
+    await announce(tx, organizationId, "custom_field.deleted", [definition]);
     return definition;
   });
 }

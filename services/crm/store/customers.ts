@@ -8,116 +8,63 @@ import {
   type Customer,
   type CUSTOMER_SORT_FIELDS,
   CUSTOMER_TIERS,
-  type CustomerTier,
   ListCustomersQuery,
   type UpdateCustomerBody,
 } from "@printshop/shared/contracts/crm";
 import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
-import { conflict, notFound } from "@printshop/shared/http";
+import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
+import { conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { decideArchived, decideTags, decideTier, normalTags } from "../domain/customers.ts";
+import { announce } from "./answers.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
-import { people } from "./people.ts";
+import { party } from "./parties.ts";
 import { unlinkCustomer } from "./tasks.ts";
 
-const CUSTOMER_COLUMNS = "id, company_name, email, phone, tier, tags, tax_exempt, tax_number, " +
-  "default_markup_group_id, sales_rep_email, notes, custom_fields, is_archived, created_at, " +
-  "updated_at";
+/** The customers table, declared once (shared/db/table.ts); contacts and addresses: people.ts. */
+const CUSTOMERS = defineTable({
+  name: "customers",
+  tenant: true,
+  noun: "Customer",
+  columns: {
+    id: col.uuid(),
+    companyName: col.text().filterable(),
+    email: col.text().nullable().filterable(),
+    phone: col.text().nullable().filterable(),
+    // Sorted and compared in tier order (standard < … < wholesale), not alphabetically.
+    tier: col.enum(CUSTOMER_TIERS).filterable({
+      sortColumn: enumRank(CUSTOMER_TIERS, "tier"),
+      sortType: "integer",
+    }),
+    tags: col.textArray(),
+    taxExempt: col.boolean().filterable(),
+    taxNumber: col.text().nullable().filterable(),
+    defaultMarkupGroupId: col.uuid().nullable(),
+    salesRepEmail: col.text().nullable().filterable(),
+    notes: col.text().nullable(),
+    customFields: col.json<Record<string, unknown>>(),
+    isArchived: col.boolean().filterable(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
 
-interface CustomerRow {
-  id: string;
-  company_name: string;
-  email: string | null;
-  phone: string | null;
-  tier: CustomerTier;
-  tags: string[];
-  tax_exempt: boolean;
-  tax_number: string | null;
-  default_markup_group_id: string | null;
-  sales_rep_email: string | null;
-  notes: string | null;
-  custom_fields: Record<string, unknown>;
-  is_archived: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+type CustomerRow = RowOf<typeof CUSTOMERS>;
 
-/** Customers with their contacts and addresses: two statements whatever the number of rows. */
-async function withChildren(tx: Queryable, rows: readonly CustomerRow[]): Promise<Customer[]> {
-  const childrenOf = await PEOPLE.childrenOf(tx, rows.map((row) => row.id));
-  return rows.map((row) => ({
-    id: row.id,
-    companyName: row.company_name,
-    email: row.email,
-    phone: row.phone,
-    tier: row.tier,
-    tags: row.tags,
-    taxExempt: row.tax_exempt,
-    taxNumber: row.tax_number,
-    defaultMarkupGroupId: row.default_markup_group_id,
-    salesRepEmail: row.sales_rep_email,
-    notes: row.notes,
-    customFields: row.custom_fields,
-    isArchived: row.is_archived,
-    ...childrenOf(row.id),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  }));
-}
-
-async function lockCustomer(
-  tx: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<CustomerRow> {
-  const [row] = await tx<CustomerRow[]>`
-    SELECT ${tx.unsafe(CUSTOMER_COLUMNS)} FROM customers
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Customer", id);
-  return row;
-}
-
-/** The customer as it now is, with its `customer.updated` event (after any change to it). */
-async function announceUpdated(
-  tx: TransactionSql,
-  organizationId: string,
-  id: string,
-): Promise<Customer> {
-  await tx`UPDATE customers SET updated_at = now() WHERE id = ${id}`;
-  const [customer] = await readCustomers(tx, organizationId, [id]);
-  await writeEvent(tx, {
-    organizationId,
-    type: "customer.updated",
-    aggregateId: id,
-    payload: customer!,
-  });
-  return customer!;
-}
-
-async function readCustomers(
-  tx: Queryable,
-  organizationId: string,
-  ids: readonly string[],
-): Promise<Customer[]> {
-  const rows = await tx<CustomerRow[]>`
-    SELECT ${tx.unsafe(CUSTOMER_COLUMNS)} FROM customers
-    WHERE organization_id = ${organizationId} AND id = ANY(${ids}::uuid[])`;
-  const byId = new Map((await withChildren(tx, rows)).map((c) => [c.id, c]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
-}
+// With contacts and addresses (people.ts); each change to one is the customer's, announced as its
+// own `customer.updated`.
+const CUSTOMER = party(CUSTOMERS, "customer.updated");
+export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = CUSTOMER;
 
 export async function findCustomer(
   sql: Queryable,
   organizationId: string,
   id: string,
 ): Promise<Customer> {
-  const [customer] = await readCustomers(sql, organizationId, [id]);
-  if (!customer) throw notFound("Customer", id);
-  return customer;
+  return await CUSTOMER.find(sql, organizationId, id);
 }
 
 export async function createCustomer(
@@ -144,14 +91,9 @@ export async function createCustomer(
         custom_fields: jsonParam(tx, values ?? {}),
       })
     }`;
-    const [customer] = await readCustomers(tx, organizationId, [id]);
-    await writeEvent(tx, {
-      organizationId,
-      type: "customer.created",
-      aggregateId: id,
-      payload: customer!,
-    });
-    return customer!;
+    const customer = await CUSTOMER.find(tx, organizationId, id);
+    await announce(tx, organizationId, "customer.created", [customer]);
+    return customer;
   });
 }
 
@@ -162,7 +104,7 @@ export async function updateCustomer(
   input: UpdateCustomerBody,
 ): Promise<Customer> {
   return await transaction(sql, async (tx) => {
-    const row = await lockCustomer(tx, organizationId, id);
+    const row = await CUSTOMERS.lock(tx, organizationId, id);
     // The bulk rule holds for one customer too: an archived customer's tier is frozen (unless
     // the same write brings it back).
     if (input.tier !== undefined && (input.isArchived ?? row.is_archived)) {
@@ -180,10 +122,10 @@ export async function updateCustomer(
     );
     if (values !== undefined) changes.custom_fields = jsonParam(tx, values);
     if (Object.keys(changes).length === 0) {
-      return (await readCustomers(tx, organizationId, [id]))[0]!;
+      return await CUSTOMER.find(tx, organizationId, id);
     }
     await tx`UPDATE customers SET ${tx(changes)} WHERE id = ${id}`;
-    return await announceUpdated(tx, organizationId, id);
+    return await CUSTOMER.announceUpdated(tx, organizationId, id);
   });
 }
 
@@ -193,45 +135,23 @@ export async function deleteCustomer(
   id: string,
 ): Promise<Customer> {
   return await transaction(sql, async (tx) => {
-    await lockCustomer(tx, organizationId, id);
-    const [customer] = await readCustomers(tx, organizationId, [id]);
+    await CUSTOMERS.lock(tx, organizationId, id);
+    const customer = await CUSTOMER.find(tx, organizationId, id);
     await unlinkCustomer(tx, organizationId, id);
     await tx`DELETE FROM customers WHERE id = ${id}`;
-    await writeEvent(tx, {
-      organizationId,
-      type: "customer.deleted",
-      aggregateId: id,
-      payload: customer!,
-    });
-    return customer!;
+    await announce(tx, organizationId, "customer.deleted", [customer]);
+    return customer;
   });
 }
 
 /** The customers' fields: what `filters` may name, and what `sortField` orders on. */
-export const CUSTOMER_FIELDS = fieldTable({
-  companyName: { type: "text" },
-  email: { type: "text", nullable: true },
-  phone: { type: "text", nullable: true },
-  // Sorted and compared in tier order (standard < … < wholesale), not alphabetically.
-  tier: {
-    type: "enum",
-    values: CUSTOMER_TIERS,
-    sortColumn: `array_position(ARRAY[${
-      CUSTOMER_TIERS.map((t) => `'${t}'`).join(",")
-    }]::text[], tier)`,
-    sortType: "integer",
-  },
-  taxExempt: { type: "boolean" },
-  taxNumber: { type: "text", nullable: true },
-  salesRepEmail: { type: "text", nullable: true },
-  isArchived: { type: "boolean" },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof CUSTOMER_SORT_FIELDS[number]>;
+export const CUSTOMER_FIELDS = CUSTOMERS.fields() satisfies FieldTable<
+  typeof CUSTOMER_SORT_FIELDS[number]
+>;
 
 const CUSTOMER_LIST = listSpec(ListCustomersQuery, {
   from: "customers",
-  select: CUSTOMER_COLUMNS,
+  select: CUSTOMERS.select,
   fields: CUSTOMER_FIELDS,
   search: ["company_name", "email", "phone", "tax_number", "array_to_string(tags, ' ')"],
   order: { field: "createdAt", direction: "asc" },
@@ -247,15 +167,15 @@ export async function listCustomers(
     sql,
     CUSTOMER_LIST,
     { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
-    (rows: CustomerRow[]) => withChildren(sql, rows),
+    (rows: CustomerRow[]) => CUSTOMER.withChildren(sql, rows),
   );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Bulk changes over a target (shared/db/bulk_target.ts): one transaction, one event per change.
 
-const ofOrganization = (organizationId: string) => (sql: Queryable) =>
-  sql`organization_id = ${organizationId}`;
+/** The column types a bulk change's records are read with. */
+const RECORD_TYPES = CUSTOMERS.recordTypes(["id", "tier", "tags", "isArchived"]);
 
 const stateOf = (row: CustomerRow) => ({
   tier: row.tier,
@@ -278,7 +198,7 @@ async function bulkChange<C>(
   return await runBulk<CustomerRow, C>(
     sql,
     CUSTOMER_LIST,
-    { where: ofOrganization(organizationId), target, bulkMaxRows },
+    { where: CUSTOMERS.ofOrganization(organizationId), target, bulkMaxRows },
     decide,
     async (tx: TransactionSql, changes: BulkChange<CustomerRow, C>[]) => {
       const rows = changes.map(({ row, change }) => ({ id: row.id, ...columns(change) }));
@@ -288,20 +208,11 @@ async function bulkChange<C>(
           tags = coalesce(r.tags, c.tags),
           is_archived = coalesce(r.is_archived, c.is_archived),
           updated_at = now()
-        FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb)
-          AS r(id uuid, tier text, tags text[], is_archived boolean)
+        FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(${tx.unsafe(RECORD_TYPES)})
         WHERE c.id = r.id AND c.organization_id = ${organizationId}`;
       const ids = rows.map((row) => row.id);
-      const customers = await readCustomers(tx, organizationId, ids);
-      await writeEvents(
-        tx,
-        customers.map((customer) => ({
-          organizationId,
-          type: "customer.updated" as const,
-          aggregateId: customer.id,
-          payload: customer,
-        })),
-      );
+      const customers = await CUSTOMER.read(tx, organizationId, ids);
+      await announce(tx, organizationId, "customer.updated", customers);
     },
   );
 }
@@ -353,7 +264,3 @@ export function bulkArchive(
     (archived) => ({ is_archived: archived }),
   );
 }
-
-// Contacts and addresses (people.ts): each change to one is the customer's, announced as its own.
-const PEOPLE = people({ parent: "customer", lock: lockCustomer, announce: announceUpdated });
-export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = PEOPLE;

@@ -1,15 +1,23 @@
 import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
 import type { CustomerAddress, CustomerContact } from "@printshop/shared/contracts/crm";
 import { changedColumns } from "@printshop/shared/db/fields";
+import {
+  col,
+  type Column,
+  defineTable,
+  type ResourceOf,
+  type RowOf,
+  type Table,
+} from "@printshop/shared/db/table";
 import { notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 
 // Contacts and addresses of a parent record, a customer or a vendor: one implementation for
 // both. The parent's name gives all that differs: the tables (`customer_contacts`,
 // `customer_addresses`; `vendor_contacts`, `vendor_addresses`), the column naming the parent
-// (`customer_id`, `vendor_id`), the answers' key for it (`customerId`, `vendorId`) and what a
-// 404 calls a missing child (below). Children are addressed by their own ids; each change to one
-// is its parent's, which the parent's store announces.
+// (`customer_id`, `vendor_id`) and its field (`customerId`, `vendorId`), and what a 404 calls a
+// missing child (below). Children are addressed by their own ids; each change to one is its
+// parent's, which the parent's store announces.
 
 /** What a 404 calls a missing child, by parent (the wording each store has always answered). */
 const CHILD_NAMES = {
@@ -20,32 +28,77 @@ const CHILD_NAMES = {
 /** The records that have contacts and addresses. */
 export type Parent = keyof typeof CHILD_NAMES;
 
-/** A parent's two child tables. */
-export type ChildTable<P extends Parent> = `${P}_contacts` | `${P}_addresses`;
+type Kind = keyof typeof CHILD_NAMES[Parent];
 
-/** The parent's id under its answer key: `{ customerId }` or `{ vendorId }`. */
+/** A parent's two child tables. */
+export type ChildTableName<P extends Parent> = `${P}_${Kind}`;
+
+/** The parent's id under its field: `{ customerId }` or `{ vendorId }`. */
 export type ParentRef<P extends Parent> = { [_ in `${P}Id`]: string };
 
-/** A contact's fields, and an address's, whatever the parent (the contracts share them). */
-type ContactFields = Omit<CustomerContact, "id" | "customerId">;
-type AddressFields = Omit<CustomerAddress, "id" | "customerId">;
+/** Text columns that may be NULL, under these fields in this order. */
+function optionalText<const K extends string>(
+  ...fields: K[]
+): Record<K, Column<string | null, string | null>> {
+  const column = col.text().nullable();
+  return Object.fromEntries(fields.map((field) => [field, column])) as Record<K, typeof column>;
+}
 
-/** A contact as answered: the same fields whatever the parent, but its key. */
-export type Contact<P extends Parent> = { id: string } & ParentRef<P> & ContactFields;
+// A contact's and an address's own fields (after the ids, before the times), whatever the parent.
+const CONTACT_COLUMNS = optionalText("firstName", "lastName", "email", "phone", "role");
+const ADDRESS_COLUMNS = optionalText("label", "street", "city", "state", "postcode", "country");
 
-/** An address as answered: the same fields whatever the parent, but its key. */
-export type Address<P extends Parent> = { id: string } & ParentRef<P> & AddressFields;
+/** A child table's columns: its id, its parent's, its own fields, then its times. */
+type ChildColumns<P extends Parent, Own> =
+  & { id: Column<string, string> }
+  & { [_ in `${P}Id`]: Column<string, string> }
+  & Own
+  & { createdAt: Column<Date, string>; updatedAt: Column<Date, string> };
+
+type ContactTable<P extends Parent> = Table<ChildColumns<P, typeof CONTACT_COLUMNS>>;
+type AddressTable<P extends Parent> = Table<ChildColumns<P, typeof ADDRESS_COLUMNS>>;
+
+/** A contact as answered: the same fields whatever the parent, but its parent's. */
+export type Contact<P extends Parent> = ResourceOf<ContactTable<P>>;
+
+/** An address as answered: the same fields whatever the parent, but its parent's. */
+export type Address<P extends Parent> = ResourceOf<AddressTable<P>>;
+
+type Times = "createdAt" | "updatedAt";
 
 /** The fields a contact's create or update body may give. */
-export type ContactInput = Partial<Omit<ContactFields, "createdAt" | "updatedAt">>;
+export type ContactInput = Partial<Omit<CustomerContact, "id" | "customerId" | Times>>;
 
 /** The fields an address's create or update body may give. */
-export type AddressInput = Partial<Omit<AddressFields, "createdAt" | "updatedAt">>;
+export type AddressInput = Partial<Omit<CustomerAddress, "id" | "customerId" | Times>>;
 
 /** A parent's contacts and addresses, each in `created_at, id` order. */
 export interface Children<P extends Parent> {
   contacts: Contact<P>[];
   addresses: Address<P>[];
+}
+
+/** One of a parent's child tables, declared once for both parents. */
+function childTable<P extends Parent, const Own extends object>(
+  parent: P,
+  kind: Kind,
+  own: Own,
+): Table<ChildColumns<P, Own>> {
+  // A computed key is typed as any string; it is the parent's field, `customerId` or `vendorId`.
+  const parentId = { [`${parent}Id`]: col.uuid() } as { [_ in `${P}Id`]: Column<string, string> };
+  return defineTable<ChildColumns<P, Own>>({
+    name: `${parent}_${kind}`,
+    tenant: true,
+    noun: CHILD_NAMES[parent][kind],
+    references: { [`${parent}_id`]: `${parent}s` },
+    columns: {
+      id: col.uuid(),
+      ...parentId,
+      ...own,
+      createdAt: col.timestamp(),
+      updatedAt: col.timestamp(),
+    },
+  });
 }
 
 /** What a parent's store gives: which parent it is, its lock and its own event. */
@@ -90,43 +143,21 @@ export interface People<P extends Parent> {
   deleteChild(
     sql: Sql,
     organizationId: string,
-    table: ChildTable<P>,
+    table: ChildTableName<P>,
     id: string,
   ): Promise<{ id: string } & ParentRef<P>>;
 }
 
-/** The parent's id is read as `parent_id` whichever its column. */
-interface ContactRow {
-  id: string;
-  parent_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  phone: string | null;
-  role: string | null;
-  created_at: Date;
-  updated_at: Date;
+/** What writing a child needs of its table, whichever child it is. */
+interface ChildRows<Row> {
+  readonly name: string;
+  readonly noun: string;
+  readonly select: string;
+  find(tx: Queryable, organizationId: string, id: string): Promise<Row | null>;
 }
 
-interface AddressRow {
-  id: string;
-  parent_id: string;
-  label: string | null;
-  street: string | null;
-  city: string | null;
-  state: string | null;
-  postcode: string | null;
-  country: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** One child table: its name, its columns (the parent's as `parent_id`), what a 404 calls it. */
-interface Child {
-  table: string;
-  columns: string;
-  what: string;
-}
+/** A child's row with its parent's id read a second time as `parent_id`, whichever its column. */
+type WithParent<Row> = Row & { parent_id: string };
 
 /** Rows by their parent, in the order read: one pass, each list pushed onto. */
 function groupByParent<R extends { parent_id: string }, T>(
@@ -145,66 +176,30 @@ function groupByParent<R extends { parent_id: string }, T>(
 /** The contacts and addresses of one kind of parent, for its store to use and export. */
 export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
   const column = `${kind.parent}_id`;
-  const key = `${kind.parent}Id`;
-  const ref = (id: string) => ({ [key]: id }) as ParentRef<P>;
-
-  const toContact = (row: ContactRow): Contact<P> => ({
-    id: row.id,
-    ...ref(row.parent_id),
-    firstName: row.first_name,
-    lastName: row.last_name,
-    email: row.email,
-    phone: row.phone,
-    role: row.role,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  });
-
-  const toAddress = (row: AddressRow): Address<P> => ({
-    id: row.id,
-    ...ref(row.parent_id),
-    label: row.label,
-    street: row.street,
-    city: row.city,
-    state: row.state,
-    postcode: row.postcode,
-    country: row.country,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  });
-
-  const contacts = {
-    table: `${kind.parent}_contacts`,
-    columns: `id, ${column} AS parent_id, first_name, last_name, email, phone, role, ` +
-      "created_at, updated_at",
-    what: CHILD_NAMES[kind.parent].contacts,
-  } satisfies Child;
-
-  const addresses = {
-    table: `${kind.parent}_addresses`,
-    columns: `id, ${column} AS parent_id, label, street, city, state, postcode, country, ` +
-      "created_at, updated_at",
-    what: CHILD_NAMES[kind.parent].addresses,
-  } satisfies Child;
+  const ref = (id: string) => ({ [`${kind.parent}Id`]: id }) as ParentRef<P>;
+  const contacts = childTable(kind.parent, "contacts", CONTACT_COLUMNS);
+  const addresses = childTable(kind.parent, "addresses", ADDRESS_COLUMNS);
+  /** A child's columns, and its parent's id again as `parent_id`. */
+  const selectOf = (child: ChildRows<unknown>) => `${child.select}, ${column} AS parent_id`;
 
   /** A child's parent, locked (so children of one parent change one at a time), or 404. */
   async function lockParentOf(
     tx: TransactionSql,
-    child: Child,
+    child: ChildRows<unknown>,
     organizationId: string,
     id: string,
   ): Promise<string> {
     const [row] = await tx<{ parent_id: string }[]>`
-      SELECT ${tx(column)} AS parent_id FROM ${tx(child.table)}
+      SELECT ${tx(column)} AS parent_id FROM ${tx(child.name)}
       WHERE organization_id = ${organizationId} AND id = ${id}`;
-    if (!row) throw notFound(child.what, id);
+    if (!row) throw notFound(child.noun, id);
     await kind.lock(tx, organizationId, row.parent_id);
     return row.parent_id;
   }
 
   async function insertChild<Row extends object>(
     sql: Sql,
-    child: Child,
+    child: ChildRows<Row>,
     organizationId: string,
     parentId: string,
     input: object,
@@ -213,14 +208,14 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     const { row } = await transaction(sql, async (tx) => {
       await kind.lock(tx, organizationId, parentId);
       const [row] = await tx<Row[]>`
-        INSERT INTO ${tx(child.table)} ${
+        INSERT INTO ${tx(child.name)} ${
         tx({
           id: uuidv7(),
           organization_id: organizationId,
           [column]: parentId,
           ...changedColumns(input),
         })
-      } RETURNING ${tx.unsafe(child.columns)}`;
+      } RETURNING ${tx.unsafe(child.select)}`;
       await kind.announce(tx, organizationId, parentId);
       return { row: row! };
     });
@@ -229,7 +224,7 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
 
   async function updateChild<Row extends object>(
     sql: Sql,
-    child: Child,
+    child: ChildRows<Row>,
     organizationId: string,
     id: string,
     input: object,
@@ -239,13 +234,11 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
       const parentId = await lockParentOf(tx, child, organizationId, id);
       const changes = changedColumns(input);
       if (Object.keys(changes).length === 0) {
-        const [row] = await tx<Row[]>`
-          SELECT ${tx.unsafe(child.columns)} FROM ${tx(child.table)} WHERE id = ${id}`;
-        return { row: row! };
+        return { row: (await child.find(tx, organizationId, id))! };
       }
       const [row] = await tx<Row[]>`
-        UPDATE ${tx(child.table)} SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-        RETURNING ${tx.unsafe(child.columns)}`;
+        UPDATE ${tx(child.name)} SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+        RETURNING ${tx.unsafe(child.select)}`;
       await kind.announce(tx, organizationId, parentId);
       return { row: row! };
     });
@@ -256,38 +249,34 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     async childrenOf(tx, ids) {
       if (ids.length === 0) return () => ({ contacts: [], addresses: [] });
       const [contactRows, addressRows] = await Promise.all([
-        tx<ContactRow[]>`
-          SELECT ${tx.unsafe(contacts.columns)} FROM ${tx(contacts.table)}
+        tx<WithParent<RowOf<ContactTable<P>>>[]>`
+          SELECT ${tx.unsafe(selectOf(contacts))} FROM ${tx(contacts.name)}
           WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-        tx<AddressRow[]>`
-          SELECT ${tx.unsafe(addresses.columns)} FROM ${tx(addresses.table)}
+        tx<WithParent<RowOf<AddressTable<P>>>[]>`
+          SELECT ${tx.unsafe(selectOf(addresses))} FROM ${tx(addresses.name)}
           WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
       ]);
-      const contactsOf = groupByParent(contactRows, toContact);
-      const addressesOf = groupByParent(addressRows, toAddress);
+      const contactsOf = groupByParent(contactRows, contacts.read);
+      const addressesOf = groupByParent(addressRows, addresses.read);
       return (id) => ({ contacts: contactsOf.get(id) ?? [], addresses: addressesOf.get(id) ?? [] });
     },
     async createContact(sql, organizationId, parentId, input) {
-      return toContact(
-        await insertChild<ContactRow>(sql, contacts, organizationId, parentId, input),
-      );
+      return contacts.read(await insertChild(sql, contacts, organizationId, parentId, input));
     },
     async createAddress(sql, organizationId, parentId, input) {
-      return toAddress(
-        await insertChild<AddressRow>(sql, addresses, organizationId, parentId, input),
-      );
+      return addresses.read(await insertChild(sql, addresses, organizationId, parentId, input));
     },
     async updateContact(sql, organizationId, id, input) {
-      return toContact(await updateChild<ContactRow>(sql, contacts, organizationId, id, input));
+      return contacts.read(await updateChild(sql, contacts, organizationId, id, input));
     },
     async updateAddress(sql, organizationId, id, input) {
-      return toAddress(await updateChild<AddressRow>(sql, addresses, organizationId, id, input));
+      return addresses.read(await updateChild(sql, addresses, organizationId, id, input));
     },
     async deleteChild(sql, organizationId, table, id) {
-      const child = table === contacts.table ? contacts : addresses;
+      const child = table === contacts.name ? contacts : addresses;
       const parentId = await transaction(sql, async (tx) => {
         const parentId = await lockParentOf(tx, child, organizationId, id);
-        await tx`DELETE FROM ${tx(child.table)} WHERE id = ${id}`;
+        await tx`DELETE FROM ${tx(child.name)} WHERE id = ${id}`;
         await kind.announce(tx, organizationId, parentId);
         return parentId;
       });

@@ -1,118 +1,39 @@
 /**
- * A task's checklist, comments and attachments. Each is addressed by its own id; every change
- * locks the task first, so changes to one task's extras run one after another (a checklist's
- * 1..n order and the per-task ceilings hold under concurrent calls).
+ * A task's checklist, comments and attachments (their tables, and the lock every change to one
+ * takes first: task_extra_rows.ts).
  */
 import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
-import {
-  type CreateTaskAttachmentBody,
-  type CreateTaskChecklistItemBody,
-  type CreateTaskCommentBody,
-  TASK_EXTRAS_MAX,
-  type TaskAttachment,
-  type TaskChecklistItem,
-  type TaskComment,
-  type TaskExtras,
-  type UpdateTaskChecklistItemBody,
-  type UpdateTaskCommentBody,
+import type {
+  CreateTaskAttachmentBody,
+  CreateTaskChecklistItemBody,
+  CreateTaskCommentBody,
+  TaskAttachment,
+  TaskChecklistItem,
+  TaskComment,
+  TaskExtras,
+  UpdateTaskChecklistItemBody,
+  UpdateTaskCommentBody,
 } from "@printshop/shared/contracts/crm";
 import { SortSequence } from "@printshop/shared/db/sort-order";
-import { ApiError, conflict, notFound } from "@printshop/shared/http";
+import type { RowOf } from "@printshop/shared/db/table";
+import { ApiError, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import type { CredentialKind, InternalContext } from "@printshop/shared/internal-context";
+import type { Caller, InternalContext } from "@printshop/shared/internal-context";
 import { placeAt, type RowRef } from "@printshop/shared/ordering";
-import { writeEvent, writeEvents } from "@printshop/shared/outbox";
-import { credentialName, itemCompletion } from "../domain/tasks.ts";
-import { COMPLETED_AT, lockTask } from "./tasks.ts";
-
-/** Who is calling: the author of a comment, the uploader of an attachment. */
-export interface Caller {
-  credentialKind: CredentialKind;
-  credentialId: string;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rows
-
-const ITEM_COLUMNS = "id, task_id, text, completed, sort_order, completed_at, created_at, " +
-  "updated_at";
-
-interface ItemRow {
-  id: string;
-  task_id: string;
-  text: string;
-  completed: boolean;
-  sort_order: number;
-  completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toItem = (row: ItemRow): TaskChecklistItem => ({
-  id: row.id,
-  taskId: row.task_id,
-  text: row.text,
-  completed: row.completed,
-  position: row.sort_order,
-  completedAt: row.completed_at?.toISOString() ?? null,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
-});
-
-const COMMENT_COLUMNS = "id, task_id, body, author_credential_kind, author_credential_id, " +
-  "created_at, edited_at";
-
-interface CommentRow {
-  id: string;
-  task_id: string;
-  body: string;
-  author_credential_kind: CredentialKind;
-  author_credential_id: string;
-  created_at: Date;
-  edited_at: Date | null;
-}
-
-const toComment = (row: CommentRow): TaskComment => ({
-  id: row.id,
-  taskId: row.task_id,
-  authorEmail: null,
-  body: row.body,
-  authorName: credentialName(row.author_credential_kind, row.author_credential_id),
-  authorCredentialKind: row.author_credential_kind,
-  authorCredentialId: row.author_credential_id,
-  createdAt: row.created_at.toISOString(),
-  editedAt: row.edited_at?.toISOString() ?? null,
-});
-
-const ATTACHMENT_COLUMNS = "id, task_id, file_url, filename, mime_type, size_bytes, " +
-  "uploaded_by_credential_kind, uploaded_by_credential_id, created_at";
-
-interface AttachmentRow {
-  id: string;
-  task_id: string;
-  file_url: string;
-  filename: string;
-  mime_type: string;
-  /** bigint: postgres.js reads it as a string. */
-  size_bytes: string;
-  uploaded_by_credential_kind: CredentialKind;
-  uploaded_by_credential_id: string;
-  created_at: Date;
-}
-
-const toAttachment = (row: AttachmentRow): TaskAttachment => ({
-  id: row.id,
-  taskId: row.task_id,
-  fileUrl: row.file_url,
-  filename: row.filename,
-  mimeType: row.mime_type,
-  uploadedByEmail: null,
-  uploadedByName: credentialName(row.uploaded_by_credential_kind, row.uploaded_by_credential_id),
-  uploadedByCredentialKind: row.uploaded_by_credential_kind,
-  uploadedByCredentialId: row.uploaded_by_credential_id,
-  sizeBytes: Number(row.size_bytes),
-  createdAt: row.created_at.toISOString(),
-});
+import { itemCompletion } from "../domain/tasks.ts";
+import { announce } from "./answers.ts";
+import {
+  assertRoom,
+  ATTACHMENTS,
+  CHECKLIST_ITEMS,
+  type CommentRow,
+  COMMENTS,
+  type ItemRow,
+  lockExtra,
+  toAttachment,
+  toComment,
+} from "./task_extra_rows.ts";
+import { COMPLETED_AT, TASKS } from "./tasks.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Reading
@@ -122,72 +43,30 @@ export async function findExtras(
   organizationId: string,
   taskId: string,
 ): Promise<TaskExtras> {
-  const [task] = await sql`
-    SELECT id FROM tasks WHERE organization_id = ${organizationId} AND id = ${taskId}`;
-  if (!task) throw notFound("Task", taskId);
+  if (!await TASKS.find(sql, organizationId, taskId)) throw notFound(TASKS.noun, taskId);
   const [items, comments, attachments] = await Promise.all([
     sql<ItemRow[]>`
-      SELECT ${sql.unsafe(ITEM_COLUMNS)} FROM task_checklist_items
+      SELECT ${sql.unsafe(CHECKLIST_ITEMS.select)} FROM task_checklist_items
       WHERE task_id = ${taskId} ORDER BY sort_order, id`,
     sql<CommentRow[]>`
-      SELECT ${sql.unsafe(COMMENT_COLUMNS)} FROM task_comments
+      SELECT ${sql.unsafe(COMMENTS.select)} FROM task_comments
       WHERE task_id = ${taskId} ORDER BY created_at, id`,
-    sql<AttachmentRow[]>`
-      SELECT ${sql.unsafe(ATTACHMENT_COLUMNS)} FROM task_attachments
+    sql<RowOf<typeof ATTACHMENTS>[]>`
+      SELECT ${sql.unsafe(ATTACHMENTS.select)} FROM task_attachments
       WHERE task_id = ${taskId} ORDER BY created_at, id`,
   ]);
   return {
-    checklist: items.map(toItem),
+    checklist: items.map(CHECKLIST_ITEMS.read),
     comments: comments.map(toComment),
     attachments: attachments.map(toAttachment),
   };
-}
-
-/** Refuses (409) one more extra of a kind once the task holds the most it may. */
-async function assertRoom(
-  tx: Queryable,
-  taskId: string,
-  table: "task_checklist_items" | "task_comments" | "task_attachments",
-  what: string,
-): Promise<void> {
-  const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
-    SELECT count(*)::int AS count FROM ${tx(table)} WHERE task_id = ${taskId}`;
-  if (count >= TASK_EXTRAS_MAX) {
-    throw conflict(
-      `Task "${taskId}" has ${count} ${what} already, the most a task holds; remove one first`,
-    );
-  }
-}
-
-/**
- * Locks the task an extra belongs to, then the extra itself, both in the caller's organisation:
- * 404 when either is missing (another organisation's extra looks exactly like a missing one).
- */
-async function lockExtra<Row extends object>(
-  tx: TransactionSql,
-  organizationId: string,
-  table: "task_checklist_items" | "task_comments" | "task_attachments",
-  columns: string,
-  what: string,
-  id: string,
-): Promise<Row> {
-  const [owner] = await tx<{ task_id: string }[]>`
-    SELECT task_id FROM ${tx(table)} WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!owner) throw notFound(what, id);
-  await lockTask(tx, organizationId, owner.task_id);
-  // Read again under the task's lock: it may have gone meanwhile.
-  const [row] = await tx<Row[]>`
-    SELECT ${tx.unsafe(columns)} FROM ${tx(table)}
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound(what, id);
-  return row;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Checklist
 
 const CHECKLIST = new SortSequence("task_id", [
-  { kind: "item", table: "task_checklist_items" },
+  { kind: "item", table: CHECKLIST_ITEMS.name },
 ]);
 
 /**
@@ -210,23 +89,10 @@ async function renumber(
   if (moved.length === 0) return;
   const rows = await tx<ItemRow[]>`
     UPDATE task_checklist_items SET updated_at = now() WHERE id = ANY(${moved}::uuid[])
-    RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
-  const byId = new Map(rows.map((row) => [row.id, toItem(row)]));
-  await writeEvents(
-    tx,
-    moved.map((id) => ({
-      organizationId,
-      type: "task_checklist_item.updated" as const,
-      aggregateId: id,
-      payload: byId.get(id)!,
-    })),
-  );
-}
-
-async function readItem(tx: Queryable, id: string): Promise<TaskChecklistItem> {
-  const [row] = await tx<ItemRow[]>`
-    SELECT ${tx.unsafe(ITEM_COLUMNS)} FROM task_checklist_items WHERE id = ${id}`;
-  return toItem(row!);
+    RETURNING ${tx.unsafe(CHECKLIST_ITEMS.select)}`;
+  const byId = new Map(rows.map((row) => [row.id, CHECKLIST_ITEMS.read(row)]));
+  const items = moved.map((id) => byId.get(id)!);
+  await announce(tx, organizationId, "task_checklist_item.updated", items);
 }
 
 export async function createChecklistItem(
@@ -236,8 +102,8 @@ export async function createChecklistItem(
   input: CreateTaskChecklistItemBody,
 ): Promise<TaskChecklistItem> {
   return await transaction(sql, async (tx) => {
-    await lockTask(tx, organizationId, taskId);
-    await assertRoom(tx, taskId, "task_checklist_items", "checklist items");
+    await TASKS.lock(tx, organizationId, taskId);
+    await assertRoom(tx, taskId, CHECKLIST_ITEMS, "checklist items");
     const before = await CHECKLIST.read(tx, taskId);
     const id = uuidv7();
     await tx`
@@ -245,13 +111,8 @@ export async function createChecklistItem(
       VALUES (${id}, ${organizationId}, ${taskId}, ${input.text}, ${before.length + 1})`;
     const row = { id, kind: "item" } as const;
     await renumber(tx, organizationId, taskId, before, placeAt(before, row, input.position), id);
-    const item = await readItem(tx, id);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_checklist_item.created",
-      aggregateId: id,
-      payload: item,
-    });
+    const item = CHECKLIST_ITEMS.read((await CHECKLIST_ITEMS.find(tx, organizationId, id))!);
+    await announce(tx, organizationId, "task_checklist_item.created", [item]);
     return item;
   });
 }
@@ -263,14 +124,7 @@ export async function updateChecklistItem(
   input: UpdateTaskChecklistItemBody,
 ): Promise<TaskChecklistItem> {
   return await transaction(sql, async (tx) => {
-    const current = await lockExtra<ItemRow>(
-      tx,
-      organizationId,
-      "task_checklist_items",
-      ITEM_COLUMNS,
-      "Checklist item",
-      id,
-    );
+    const current = await lockExtra(tx, organizationId, CHECKLIST_ITEMS, id);
     const completion = itemCompletion(current.completed, input.completed ?? current.completed);
     const changed = (input.text !== undefined && input.text !== current.text) ||
       completion !== "keep";
@@ -282,7 +136,7 @@ export async function updateChecklistItem(
       moved = ordered.findIndex((r) => r.id === id) !== before.findIndex((r) => r.id === id);
       if (moved) await renumber(tx, organizationId, current.task_id, before, ordered, id);
     }
-    if (!changed && !moved) return toItem(current);
+    if (!changed && !moved) return CHECKLIST_ITEMS.read(current);
     const [row] = await tx<ItemRow[]>`
       UPDATE task_checklist_items SET
         text = ${input.text ?? current.text},
@@ -290,14 +144,9 @@ export async function updateChecklistItem(
         completed_at = ${tx.unsafe(COMPLETED_AT[completion])},
         updated_at = now()
       WHERE id = ${id}
-      RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
-    const item = toItem(row!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_checklist_item.updated",
-      aggregateId: id,
-      payload: item,
-    });
+      RETURNING ${tx.unsafe(CHECKLIST_ITEMS.select)}`;
+    const item = CHECKLIST_ITEMS.read(row!);
+    await announce(tx, organizationId, "task_checklist_item.updated", [item]);
     return item;
   });
 }
@@ -308,25 +157,13 @@ export async function deleteChecklistItem(
   id: string,
 ): Promise<{ id: string; taskId: string }> {
   return await transaction(sql, async (tx) => {
-    const current = await lockExtra<ItemRow>(
-      tx,
-      organizationId,
-      "task_checklist_items",
-      ITEM_COLUMNS,
-      "Checklist item",
-      id,
-    );
+    const current = await lockExtra(tx, organizationId, CHECKLIST_ITEMS, id);
     const before = await CHECKLIST.read(tx, current.task_id);
     await tx`DELETE FROM task_checklist_items WHERE id = ${id}`;
     const ordered = before.filter((row) => row.id !== id);
     await renumber(tx, organizationId, current.task_id, before, ordered, id);
     const deleted = { id, taskId: current.task_id };
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_checklist_item.deleted",
-      aggregateId: id,
-      payload: deleted,
-    });
+    await announce(tx, organizationId, "task_checklist_item.deleted", [deleted]);
     return deleted;
   });
 }
@@ -342,21 +179,16 @@ export async function createComment(
   caller: Caller,
 ): Promise<TaskComment> {
   return await transaction(sql, async (tx) => {
-    await lockTask(tx, organizationId, taskId);
-    await assertRoom(tx, taskId, "task_comments", "comments");
+    await TASKS.lock(tx, organizationId, taskId);
+    await assertRoom(tx, taskId, COMMENTS, "comments");
     const [row] = await tx<CommentRow[]>`
       INSERT INTO task_comments (id, organization_id, task_id, body, author_credential_kind,
                                  author_credential_id)
       VALUES (${uuidv7()}, ${organizationId}, ${taskId}, ${input.body}, ${caller.credentialKind},
               ${caller.credentialId})
-      RETURNING ${tx.unsafe(COMMENT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(COMMENTS.select)}`;
     const comment = toComment(row!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_comment.created",
-      aggregateId: comment.id,
-      payload: comment,
-    });
+    await announce(tx, organizationId, "task_comment.created", [comment]);
     return comment;
   });
 }
@@ -370,14 +202,7 @@ export async function updateComment(
 ): Promise<TaskComment> {
   const organizationId = caller.organizationId;
   return await transaction(sql, async (tx) => {
-    const current = await lockExtra<CommentRow>(
-      tx,
-      organizationId,
-      "task_comments",
-      COMMENT_COLUMNS,
-      "Comment",
-      id,
-    );
+    const current = await lockExtra(tx, organizationId, COMMENTS, id);
     // A comment keeps its author's words: another credential editing it would speak for them.
     if (
       current.author_credential_kind !== caller.credentialKind ||
@@ -391,14 +216,9 @@ export async function updateComment(
     if (current.body === input.body) return toComment(current);
     const [row] = await tx<CommentRow[]>`
       UPDATE task_comments SET body = ${input.body}, edited_at = now() WHERE id = ${id}
-      RETURNING ${tx.unsafe(COMMENT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(COMMENTS.select)}`;
     const comment = toComment(row!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_comment.updated",
-      aggregateId: id,
-      payload: comment,
-    });
+    await announce(tx, organizationId, "task_comment.updated", [comment]);
     return comment;
   });
 }
@@ -414,41 +234,26 @@ export async function createAttachment(
   caller: Caller,
 ): Promise<TaskAttachment> {
   return await transaction(sql, async (tx) => {
-    await lockTask(tx, organizationId, taskId);
-    await assertRoom(tx, taskId, "task_attachments", "attachments");
-    const [row] = await tx<AttachmentRow[]>`
+    await TASKS.lock(tx, organizationId, taskId);
+    await assertRoom(tx, taskId, ATTACHMENTS, "attachments");
+    const [row] = await tx<RowOf<typeof ATTACHMENTS>[]>`
       INSERT INTO task_attachments (id, organization_id, task_id, file_url, filename, mime_type,
                                     size_bytes, uploaded_by_credential_kind,
                                     uploaded_by_credential_id)
       VALUES (${uuidv7()}, ${organizationId}, ${taskId}, ${input.fileUrl}, ${input.filename},
               ${input.mimeType}, ${input.sizeBytes}, ${caller.credentialKind},
               ${caller.credentialId})
-      RETURNING ${tx.unsafe(ATTACHMENT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(ATTACHMENTS.select)}`;
     const attachment = toAttachment(row!);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task_attachment.created",
-      aggregateId: attachment.id,
-      payload: attachment,
-    });
+    await announce(tx, organizationId, "task_attachment.created", [attachment]);
     return attachment;
   });
 }
 
 /** The extras a delete removes without renumbering anything, by what their events call them. */
 const PLAIN_EXTRAS = {
-  comment: {
-    table: "task_comments",
-    columns: COMMENT_COLUMNS,
-    what: "Comment",
-    event: "task_comment.deleted",
-  },
-  attachment: {
-    table: "task_attachments",
-    columns: ATTACHMENT_COLUMNS,
-    what: "Attachment",
-    event: "task_attachment.deleted",
-  },
+  comment: { table: COMMENTS, event: "task_comment.deleted" },
+  attachment: { table: ATTACHMENTS, event: "task_attachment.deleted" },
 } as const;
 
 /** Removes a comment or an attachment, with its `*.deleted` event. */
@@ -458,19 +263,12 @@ export async function deleteExtra(
   kind: keyof typeof PLAIN_EXTRAS,
   id: string,
 ): Promise<{ id: string; taskId: string }> {
-  const { table, columns, what, event } = PLAIN_EXTRAS[kind];
+  const { table, event } = PLAIN_EXTRAS[kind];
   return await transaction(sql, async (tx) => {
-    const current = await lockExtra<{ task_id: string }>(
-      tx,
-      organizationId,
-      table,
-      columns,
-      what,
-      id,
-    );
-    await tx`DELETE FROM ${tx(table)} WHERE id = ${id}`;
+    const current = await lockExtra<{ task_id: string }>(tx, organizationId, table, id);
+    await tx`DELETE FROM ${tx(table.name)} WHERE id = ${id}`;
     const deleted = { id, taskId: current.task_id };
-    await writeEvent(tx, { organizationId, type: event, aggregateId: id, payload: deleted });
+    await announce(tx, organizationId, event, [deleted]);
     return deleted;
   });
 }

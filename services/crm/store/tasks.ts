@@ -7,77 +7,56 @@ import {
   TASK_PRIORITIES,
   type TASK_SORT_FIELDS,
   TASK_STATUSES,
-  type TaskStatus,
   type UpdateTaskBody,
 } from "@printshop/shared/contracts/crm";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
 import { type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type Completion, taskCompletion } from "../domain/tasks.ts";
+import { announce } from "./answers.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
 
-const TASK_COLUMNS = "id, title, description, status, priority, due_date, assignee_email, " +
-  "quote_id, customer_id, vendor_id, job_id, custom_fields, completed_at, created_at, updated_at";
+/** The tasks table, declared once (shared/db/table.ts); its extras: task_extras.ts. */
+export const TASKS = defineTable({
+  name: "tasks",
+  tenant: true,
+  noun: "Task",
+  // quote_id and job_id name rows of other services, kept as given.
+  references: { customer_id: "customers", vendor_id: "vendors" },
+  columns: {
+    id: col.uuid(),
+    title: col.text().filterable(),
+    description: col.text().nullable().filterable(),
+    // Status and priority sort by meaning (todo < … < cancelled, low < … < urgent).
+    status: col.enum(TASK_STATUSES).filterable({
+      sortColumn: enumRank(TASK_STATUSES, "status"),
+      sortType: "integer",
+    }),
+    priority: col.enum(TASK_PRIORITIES).filterable({
+      sortColumn: enumRank(TASK_PRIORITIES, "priority"),
+      sortType: "integer",
+    }),
+    dueDate: col.date().nullable().filterable(),
+    assigneeEmail: col.text().nullable().filterable(),
+    quoteId: col.uuid().nullable().filterable(),
+    customerId: col.uuid().nullable().filterable(),
+    vendorId: col.uuid().nullable().filterable(),
+    jobId: col.uuid().nullable().filterable(),
+    customFields: col.json<Record<string, unknown>>(),
+    completedAt: col.timestamp().nullable().filterable(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
 
-export interface TaskRow {
-  id: string;
-  title: string;
-  description: string | null;
-  status: TaskStatus;
-  priority: Task["priority"];
-  due_date: string | null;
-  assignee_email: string | null;
-  quote_id: string | null;
-  customer_id: string | null;
-  vendor_id: string | null;
-  job_id: string | null;
-  custom_fields: Record<string, unknown>;
-  completed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toTask(row: TaskRow): Task {
-  return {
-    id: row.id,
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    priority: row.priority,
-    dueDate: row.due_date,
-    assigneeEmail: row.assignee_email,
-    quoteId: row.quote_id,
-    customerId: row.customer_id,
-    vendorId: row.vendor_id,
-    jobId: row.job_id,
-    customFields: row.custom_fields,
-    completedAt: row.completed_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-/** The task (locked for the rest of the transaction), or 404 when the organisation has none. */
-export async function lockTask(
-  tx: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<TaskRow> {
-  const [row] = await tx<TaskRow[]>`
-    SELECT ${tx.unsafe(TASK_COLUMNS)} FROM tasks
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Task", id);
-  return row;
-}
+type TaskRow = RowOf<typeof TASKS>;
 
 export async function findTask(sql: Queryable, organizationId: string, id: string): Promise<Task> {
-  const [row] = await sql<TaskRow[]>`
-    SELECT ${sql.unsafe(TASK_COLUMNS)} FROM tasks
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Task", id);
-  return toTask(row);
+  const row = await TASKS.find(sql, organizationId, id);
+  if (!row) throw notFound(TASKS.noun, id);
+  return TASKS.read(row);
 }
 
 /**
@@ -93,16 +72,8 @@ export async function unlinkCustomer(
   const rows = await tx<TaskRow[]>`
     UPDATE tasks SET customer_id = NULL, updated_at = now()
     WHERE organization_id = ${organizationId} AND customer_id = ${customerId}
-    RETURNING ${tx.unsafe(TASK_COLUMNS)}`;
-  await writeEvents(
-    tx,
-    rows.map((row) => ({
-      organizationId,
-      type: "task.updated" as const,
-      aggregateId: row.id,
-      payload: toTask(row),
-    })),
-  );
+    RETURNING ${tx.unsafe(TASKS.select)}`;
+  await announce(tx, organizationId, "task.updated", rows.map(TASKS.read));
 }
 
 /** The CRM records a task may link to, checked in the caller's organisation. */
@@ -164,21 +135,16 @@ export async function createTask(
         custom_fields: jsonParam(tx, values ?? {}),
       })
     }
-      RETURNING ${tx.unsafe(TASK_COLUMNS)}`;
+      RETURNING ${tx.unsafe(TASKS.select)}`;
     let created = row!;
     if (taskCompletion(null, status) === "stamp") {
       const [stamped] = await tx<TaskRow[]>`
         UPDATE tasks SET completed_at = created_at WHERE id = ${created.id}
-        RETURNING ${tx.unsafe(TASK_COLUMNS)}`;
+        RETURNING ${tx.unsafe(TASKS.select)}`;
       created = stamped!;
     }
-    const task = toTask(created);
-    await writeEvent(tx, {
-      organizationId,
-      type: "task.created",
-      aggregateId: task.id,
-      payload: task,
-    });
+    const task = TASKS.read(created);
+    await announce(tx, organizationId, "task.created", [task]);
     return task;
   });
 }
@@ -190,7 +156,7 @@ export async function updateTask(
   input: UpdateTaskBody,
 ): Promise<Task> {
   return await transaction(sql, async (tx) => {
-    const current = await lockTask(tx, organizationId, id);
+    const current = await TASKS.lock(tx, organizationId, id);
     await assertLinks(tx, organizationId, input);
     const changes = changedColumns(input, ["customFields"]);
     const values = await checkedCustomFields(
@@ -201,16 +167,16 @@ export async function updateTask(
       input.customFields,
     );
     if (values !== undefined) changes.custom_fields = jsonParam(tx, values);
-    if (Object.keys(changes).length === 0) return toTask(current);
+    if (Object.keys(changes).length === 0) return TASKS.read(current);
     const completion = taskCompletion(current.status, input.status ?? current.status);
     const [row] = await tx<TaskRow[]>`
       UPDATE tasks SET ${tx(changes)},
         completed_at = ${tx.unsafe(COMPLETED_AT[completion])},
         updated_at = now()
       WHERE id = ${id}
-      RETURNING ${tx.unsafe(TASK_COLUMNS)}`;
-    const task = toTask(row!);
-    await writeEvent(tx, { organizationId, type: "task.updated", aggregateId: id, payload: task });
+      RETURNING ${tx.unsafe(TASKS.select)}`;
+    const task = TASKS.read(row!);
+    await announce(tx, organizationId, "task.updated", [task]);
     return task;
   });
 }
@@ -218,48 +184,19 @@ export async function updateTask(
 /** Deletes a task; its checklist, comments and attachments go with it (one event, the task's). */
 export async function deleteTask(sql: Sql, organizationId: string, id: string): Promise<Task> {
   return await transaction(sql, async (tx) => {
-    const task = toTask(await lockTask(tx, organizationId, id));
+    const task = TASKS.read(await TASKS.lock(tx, organizationId, id));
     await tx`DELETE FROM tasks WHERE id = ${id}`;
-    await writeEvent(tx, { organizationId, type: "task.deleted", aggregateId: id, payload: task });
+    await announce(tx, organizationId, "task.deleted", [task]);
     return task;
   });
 }
 
-/** A rank in a declared order, so an enum sorts by meaning rather than by spelling. */
-function rankOf(column: string, values: readonly string[]): string {
-  return `array_position(ARRAY[${values.map((v) => `'${v}'`).join(", ")}]::text[], ${column})`;
-}
-
 /** The tasks' fields: what `filters` may name, and what `sortField` orders on. */
-export const TASK_FIELDS = fieldTable({
-  title: { type: "text" },
-  description: { type: "text", nullable: true },
-  status: {
-    type: "enum",
-    values: TASK_STATUSES,
-    sortColumn: rankOf("status", TASK_STATUSES),
-    sortType: "integer",
-  },
-  priority: {
-    type: "enum",
-    values: TASK_PRIORITIES,
-    sortColumn: rankOf("priority", TASK_PRIORITIES),
-    sortType: "integer",
-  },
-  dueDate: { type: "date", nullable: true },
-  assigneeEmail: { type: "text", nullable: true },
-  quoteId: { type: "uuid", nullable: true },
-  customerId: { type: "uuid", nullable: true },
-  vendorId: { type: "uuid", nullable: true },
-  jobId: { type: "uuid", nullable: true },
-  completedAt: { type: "datetime", nullable: true },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof TASK_SORT_FIELDS[number]>;
+export const TASK_FIELDS = TASKS.fields() satisfies FieldTable<typeof TASK_SORT_FIELDS[number]>;
 
 const TASK_LIST = listSpec(ListTasksQuery, {
   from: "tasks",
-  select: TASK_COLUMNS,
+  select: TASKS.select,
   fields: TASK_FIELDS,
   search: ["title", "description"],
   order: { field: "createdAt", direction: "asc" },
@@ -275,6 +212,6 @@ export async function listTasks(
     sql,
     TASK_LIST,
     { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
-    (rows: TaskRow[]) => rows.map(toTask),
+    (rows: TaskRow[]) => rows.map(TASKS.read),
   );
 }

@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import { jsonParam } from "@printshop/shared/db";
 import {
   type CreateVendorBody,
@@ -7,107 +7,58 @@ import {
   type Vendor,
   VENDOR_KINDS,
   type VENDOR_SORT_FIELDS,
-  type VendorKind,
   type VendorServiceType,
 } from "@printshop/shared/contracts/crm";
-import { changedColumns, type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
-import { notFound } from "@printshop/shared/http";
+import { col, type Column, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
+import { announce } from "./answers.ts";
 import { checkedCustomFields } from "./custom_fields.ts";
-import { people } from "./people.ts";
+import { party } from "./parties.ts";
 
-const VENDOR_COLUMNS = "id, name, kind, service_types, is_active, archived_at, is_managed, " +
-  "logo_url, orders_website, account_number, default_lead_time_days, minimum_order, " +
-  "proximity_notes, notes, custom_fields, created_at, updated_at";
+/** The vendors table, declared once (shared/db/table.ts); contacts and addresses: people.ts. */
+const VENDORS = defineTable({
+  name: "vendors",
+  tenant: true,
+  noun: "Vendor",
+  columns: {
+    id: col.uuid(),
+    name: col.text().filterable(),
+    kind: col.enum(VENDOR_KINDS).filterable(),
+    // The table tool types text[] as any text; the column's CHECK holds it to the service types.
+    serviceTypes: col.textArray() as Column<VendorServiceType[], VendorServiceType[]>,
+    // Generated from archived_at: true exactly while the vendor is not archived.
+    isActive: col.boolean().filterable(),
+    archivedAt: col.timestamp().nullable().filterable(),
+    isManaged: col.boolean().filterable(),
+    logoUrl: col.text().nullable(),
+    ordersWebsite: col.text().nullable(),
+    accountNumber: col.text().nullable().filterable(),
+    defaultLeadTimeDays: col.integer().nullable().filterable(),
+    minimumOrder: col.number().nullable().filterable(),
+    proximityNotes: col.text().nullable(),
+    notes: col.text().nullable(),
+    customFields: col.json<Record<string, unknown>>(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
 
-interface VendorRow {
-  id: string;
-  name: string;
-  kind: VendorKind;
-  service_types: VendorServiceType[];
-  is_active: boolean;
-  archived_at: Date | null;
-  is_managed: boolean;
-  logo_url: string | null;
-  orders_website: string | null;
-  account_number: string | null;
-  default_lead_time_days: number | null;
-  minimum_order: string | null;
-  proximity_notes: string | null;
-  notes: string | null;
-  custom_fields: Record<string, unknown>;
-  created_at: Date;
-  updated_at: Date;
-}
+type VendorRow = RowOf<typeof VENDORS>;
 
-/** Vendors with their contacts and addresses: two statements whatever the number of rows. */
-async function withChildren(tx: Queryable, rows: readonly VendorRow[]): Promise<Vendor[]> {
-  const childrenOf = await PEOPLE.childrenOf(tx, rows.map((row) => row.id));
-  return rows.map((row) => ({
-    id: row.id,
-    name: row.name,
-    kind: row.kind,
-    serviceTypes: row.service_types,
-    isActive: row.is_active,
-    archivedAt: row.archived_at?.toISOString() ?? null,
-    isManaged: row.is_managed,
-    logoUrl: row.logo_url,
-    ordersWebsite: row.orders_website,
-    accountNumber: row.account_number,
-    defaultLeadTimeDays: row.default_lead_time_days,
-    minimumOrder: row.minimum_order === null ? null : Number(row.minimum_order),
-    proximityNotes: row.proximity_notes,
-    notes: row.notes,
-    customFields: row.custom_fields,
-    ...childrenOf(row.id),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  }));
-}
-
-async function lockVendor(tx: Queryable, organizationId: string, id: string): Promise<VendorRow> {
-  const [row] = await tx<VendorRow[]>`
-    SELECT ${tx.unsafe(VENDOR_COLUMNS)} FROM vendors
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Vendor", id);
-  return row;
-}
-
-async function readVendor(tx: Queryable, organizationId: string, id: string): Promise<Vendor> {
-  const rows = await tx<VendorRow[]>`
-    SELECT ${tx.unsafe(VENDOR_COLUMNS)} FROM vendors
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  const [vendor] = await withChildren(tx, rows);
-  if (!vendor) throw notFound("Vendor", id);
-  return vendor;
-}
-
-/** The vendor as it now is, with its `vendor.updated` event (after any change to it). */
-async function announceUpdated(
-  tx: TransactionSql,
-  organizationId: string,
-  id: string,
-): Promise<Vendor> {
-  await tx`UPDATE vendors SET updated_at = now() WHERE id = ${id}`;
-  const vendor = await readVendor(tx, organizationId, id);
-  await writeEvent(tx, {
-    organizationId,
-    type: "vendor.updated",
-    aggregateId: id,
-    payload: vendor,
-  });
-  return vendor;
-}
+// With contacts and addresses (people.ts); each change to one is the vendor's, announced as its
+// own `vendor.updated`.
+const VENDOR = party(VENDORS, "vendor.updated");
+export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = VENDOR;
 
 export async function findVendor(
   sql: Queryable,
   organizationId: string,
   id: string,
 ): Promise<Vendor> {
-  return await readVendor(sql, organizationId, id);
+  return await VENDOR.find(sql, organizationId, id);
 }
 
 export async function createVendor(
@@ -127,13 +78,8 @@ export async function createVendor(
         custom_fields: jsonParam(tx, values ?? {}),
       })
     }`;
-    const vendor = await readVendor(tx, organizationId, id);
-    await writeEvent(tx, {
-      organizationId,
-      type: "vendor.created",
-      aggregateId: id,
-      payload: vendor,
-    });
+    const vendor = await VENDOR.find(tx, organizationId, id);
+    await announce(tx, organizationId, "vendor.created", [vendor]);
     return vendor;
   });
 }
@@ -146,7 +92,7 @@ export async function updateVendor(
   input: UpdateVendorBody,
 ): Promise<Vendor> {
   return await transaction(sql, async (tx) => {
-    const row = await lockVendor(tx, organizationId, id);
+    const row = await VENDORS.lock(tx, organizationId, id);
     const changes = changedColumns(input, ["customFields"]);
     const values = await checkedCustomFields(
       tx,
@@ -156,9 +102,9 @@ export async function updateVendor(
       input.customFields,
     );
     if (values !== undefined) changes.custom_fields = jsonParam(tx, values);
-    if (Object.keys(changes).length === 0) return await readVendor(tx, organizationId, id);
+    if (Object.keys(changes).length === 0) return await VENDOR.find(tx, organizationId, id);
     await tx`UPDATE vendors SET ${tx(changes)} WHERE id = ${id}`;
-    return await announceUpdated(tx, organizationId, id);
+    return await VENDOR.announceUpdated(tx, organizationId, id);
   });
 }
 
@@ -173,35 +119,22 @@ export async function setArchived(
   archived: boolean,
 ): Promise<Vendor> {
   return await transaction(sql, async (tx) => {
-    const row = await lockVendor(tx, organizationId, id);
-    if ((row.archived_at !== null) === archived) return await readVendor(tx, organizationId, id);
+    const row = await VENDORS.lock(tx, organizationId, id);
+    if ((row.archived_at !== null) === archived) return await VENDOR.find(tx, organizationId, id);
     await tx`
       UPDATE vendors SET archived_at = ${archived ? tx`now()` : null}, updated_at = now()
       WHERE id = ${id}`;
-    const vendor = await readVendor(tx, organizationId, id);
-    await writeEvent(tx, {
-      organizationId,
-      type: archived ? "vendor.archived" : "vendor.unarchived",
-      aggregateId: id,
-      payload: vendor,
-    });
+    const vendor = await VENDOR.find(tx, organizationId, id);
+    const type = archived ? "vendor.archived" : "vendor.unarchived";
+    await announce(tx, organizationId, type, [vendor]);
     return vendor;
   });
 }
 
 /** The vendors' fields: what `filters` may name, and what `sortField` orders on. */
-export const VENDOR_FIELDS = fieldTable({
-  name: { type: "text" },
-  kind: { type: "enum", values: VENDOR_KINDS },
-  isActive: { type: "boolean" },
-  archivedAt: { type: "datetime", nullable: true },
-  isManaged: { type: "boolean" },
-  accountNumber: { type: "text", nullable: true },
-  defaultLeadTimeDays: { type: "integer", nullable: true },
-  minimumOrder: { type: "number", nullable: true },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof VENDOR_SORT_FIELDS[number]>;
+export const VENDOR_FIELDS = VENDORS.fields() satisfies FieldTable<
+  typeof VENDOR_SORT_FIELDS[number]
+>;
 
 /**
  * `serviceType` asks whether the vendor's array holds the type, which is no equality on a
@@ -209,7 +142,7 @@ export const VENDOR_FIELDS = fieldTable({
  */
 const VENDOR_LIST = listSpec(ListVendorsQuery.omit({ serviceType: true }), {
   from: "vendors",
-  select: VENDOR_COLUMNS,
+  select: VENDORS.select,
   fields: VENDOR_FIELDS,
   search: ["name", "account_number", "notes"],
   order: { field: "name", direction: "asc" },
@@ -236,10 +169,6 @@ export async function listVendors(
     sql,
     VENDOR_LIST,
     { where, query, pageSizeMax },
-    (rows: VendorRow[]) => withChildren(sql, rows),
+    (rows: VendorRow[]) => VENDOR.withChildren(sql, rows),
   );
 }
-
-// Contacts and addresses (people.ts): each change to one is the vendor's, announced as its own.
-const PEOPLE = people({ parent: "vendor", lock: lockVendor, announce: announceUpdated });
-export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = PEOPLE;

@@ -1,0 +1,101 @@
+/**
+ * Customers and vendors: records answered with their contacts and addresses (people.ts), and
+ * announced as their `….updated` event after any change to them, their children's included.
+ * One implementation for both; the table and the event give all that differs.
+ */
+import type { Queryable, TransactionSql } from "@printshop/shared/db";
+import type { EventData } from "@printshop/shared/contracts/platform";
+import { notFound } from "@printshop/shared/http";
+import { type Children, type Parent, type People, people } from "./people.ts";
+import { announce, placedBefore } from "./answers.ts";
+
+/** The event each kind of record is announced by after a change. */
+type UpdatedEvent = `${Parent}.updated`;
+
+type ParentOf<T extends UpdatedEvent> = T extends `${infer P extends Parent}.updated` ? P : never;
+
+/** What a record's table gives (shared/db/table.ts): the record's fields but its children. */
+export interface PartyTable<Row, Fields> {
+  readonly name: string;
+  readonly noun: string;
+  readonly select: string;
+  read(row: Row): Fields;
+  lock(tx: Queryable, organizationId: string, id: string): Promise<Row>;
+}
+
+/** A record's store helpers, and its children's (people.ts). */
+export interface Party<Row, Record, P extends Parent> extends People<P> {
+  /** Records with their contacts and addresses: two statements whatever the number of rows. */
+  withChildren(tx: Queryable, rows: readonly Row[]): Promise<Record[]>;
+  /** The organisation's records among `ids`, in the order of `ids`. */
+  read(tx: Queryable, organizationId: string, ids: readonly string[]): Promise<Record[]>;
+  /** The record, or 404 when the organisation has none. */
+  find(tx: Queryable, organizationId: string, id: string): Promise<Record>;
+  /** The record as it now is, with its `….updated` event (after any change to it). */
+  announceUpdated(tx: TransactionSql, organizationId: string, id: string): Promise<Record>;
+}
+
+/** The record as answered: the table's fields, its children before its times. */
+type Answered<Fields, T extends UpdatedEvent> = Fields & Children<ParentOf<T>>;
+
+export function party<
+  Row extends { id: string },
+  Fields extends { createdAt: string },
+  T extends UpdatedEvent,
+>(
+  table: PartyTable<Row, Fields>,
+  updated: T,
+  // Compiles only where the record as answered is its event's payload.
+  ..._payload: Answered<Fields, T> extends EventData<T> ? [] : [never]
+): Party<Row, Answered<Fields, T>, ParentOf<T>> {
+  type Answer = Answered<Fields, T>;
+  const parent = updated.slice(0, -".updated".length) as ParentOf<T>;
+
+  async function withChildren(tx: Queryable, rows: readonly Row[]): Promise<Answer[]> {
+    const childrenOf = await children.childrenOf(tx, rows.map((row) => row.id));
+    return rows.map((row) => placedBefore(table.read(row), "createdAt", childrenOf(row.id)));
+  }
+
+  async function read(
+    tx: Queryable,
+    organizationId: string,
+    ids: readonly string[],
+  ): Promise<Answer[]> {
+    const rows = await tx<Row[]>`
+      SELECT ${tx.unsafe(table.select)} FROM ${tx(table.name)}
+      WHERE organization_id = ${organizationId} AND id = ANY(${ids}::uuid[])`;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return await withChildren(tx, ids.flatMap((id) => byId.get(id) ?? []));
+  }
+
+  async function announceUpdated(
+    tx: TransactionSql,
+    organizationId: string,
+    id: string,
+  ): Promise<Answer> {
+    await tx`UPDATE ${tx(table.name)} SET updated_at = now() WHERE id = ${id}`;
+    const record = await find(tx, organizationId, id);
+    // The record as answered is the event's payload: the signature holds every caller to it.
+    await announce(tx, organizationId, updated, [record as EventData<T> & Answer]);
+    return record;
+  }
+
+  async function find(tx: Queryable, organizationId: string, id: string): Promise<Answer> {
+    const [record] = await read(tx, organizationId, [id]);
+    if (!record) throw notFound(table.noun, id);
+    return record;
+  }
+
+  const children: People<ParentOf<T>> = people({
+    parent,
+    lock: table.lock,
+    announce: announceUpdated,
+  });
+  return {
+    ...children,
+    withChildren,
+    read,
+    find,
+    announceUpdated,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The tables of a task's extras, declared once (shared/db/table.ts), and what every change to an
+ * extra does first. Each extra is addressed by its own id; every change locks the task first, so
+ * changes to one task's extras run one after another (a checklist's 1..n order and the per-task
+ * ceilings hold under concurrent calls).
+ */
+import type { Queryable, TransactionSql } from "@printshop/shared/db";
+import { CREDENTIAL_KINDS } from "@printshop/shared/contracts";
+import {
+  TASK_EXTRAS_MAX,
+  type TaskAttachment,
+  type TaskComment,
+} from "@printshop/shared/contracts/crm";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import { conflict, notFound } from "@printshop/shared/http";
+import { credentialName } from "../domain/tasks.ts";
+import { placedBefore } from "./answers.ts";
+import { TASKS } from "./tasks.ts";
+
+const TASK_REFERENCE = { task_id: "tasks" } as const;
+
+export const CHECKLIST_ITEMS = defineTable({
+  name: "task_checklist_items",
+  tenant: true,
+  noun: "Checklist item",
+  references: TASK_REFERENCE,
+  columns: {
+    id: col.uuid(),
+    taskId: col.uuid(),
+    text: col.text(),
+    completed: col.boolean(),
+    // 1..n within the task, kept by a SortSequence.
+    position: col.integer().named("sort_order"),
+    completedAt: col.timestamp().nullable(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
+
+export const COMMENTS = defineTable({
+  name: "task_comments",
+  tenant: true,
+  noun: "Comment",
+  references: TASK_REFERENCE,
+  columns: {
+    id: col.uuid(),
+    taskId: col.uuid(),
+    body: col.text(),
+    authorCredentialKind: col.enum(CREDENTIAL_KINDS),
+    authorCredentialId: col.text(),
+    createdAt: col.timestamp(),
+    editedAt: col.timestamp().nullable(),
+  },
+});
+
+export const ATTACHMENTS = defineTable({
+  name: "task_attachments",
+  tenant: true,
+  noun: "Attachment",
+  references: TASK_REFERENCE,
+  columns: {
+    id: col.uuid(),
+    taskId: col.uuid(),
+    fileUrl: col.text(),
+    filename: col.text(),
+    mimeType: col.text(),
+    uploadedByCredentialKind: col.enum(CREDENTIAL_KINDS),
+    uploadedByCredentialId: col.text(),
+    // bigint, which the driver gives as text: a JSON number like numeric's.
+    sizeBytes: col.number(),
+    createdAt: col.timestamp(),
+  },
+});
+
+export type ItemRow = RowOf<typeof CHECKLIST_ITEMS>;
+export type CommentRow = RowOf<typeof COMMENTS>;
+
+// A service knows a credential, not a person: no email, and a name that says which credential.
+
+export function toComment(row: CommentRow): TaskComment {
+  const comment = COMMENTS.read(row);
+  const authorName = credentialName(comment.authorCredentialKind, comment.authorCredentialId);
+  const withEmail = placedBefore(comment, "body", { authorEmail: null });
+  return placedBefore(withEmail, "authorCredentialKind", { authorName });
+}
+
+export function toAttachment(row: RowOf<typeof ATTACHMENTS>): TaskAttachment {
+  const attachment = ATTACHMENTS.read(row);
+  return placedBefore(attachment, "uploadedByCredentialKind", {
+    uploadedByEmail: null,
+    uploadedByName: credentialName(
+      attachment.uploadedByCredentialKind,
+      attachment.uploadedByCredentialId,
+    ),
+  });
+}
+
+/** Refuses (409) one more extra of a kind once the task holds the most it may. */
+export async function assertRoom(
+  tx: Queryable,
+  taskId: string,
+  table: { readonly name: string },
+  what: string,
+): Promise<void> {
+  const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM ${tx(table.name)} WHERE task_id = ${taskId}`;
+  if (count >= TASK_EXTRAS_MAX) {
+    throw conflict(
+      `Task "${taskId}" has ${count} ${what} already, the most a task holds; remove one first`,
+    );
+  }
+}
+
+/** What an extra's table gives its lock. */
+interface ExtraTable<Row> {
+  readonly noun: string;
+  find(tx: Queryable, organizationId: string, id: string): Promise<Row | null>;
+}
+
+/**
+ * Locks the task an extra belongs to, then the extra itself, both in the caller's organisation:
+ * 404 when either is missing (another organisation's extra looks exactly like a missing one).
+ */
+export async function lockExtra<Row extends { task_id: string }>(
+  tx: TransactionSql,
+  organizationId: string,
+  table: ExtraTable<Row>,
+  id: string,
+): Promise<Row> {
+  const owner = await table.find(tx, organizationId, id);
+  if (!owner) throw notFound(table.noun, id);
+  await TASKS.lock(tx, organizationId, owner.task_id);
+  // Read again under the task's lock: it may have gone meanwhile.
+  const row = await table.find(tx, organizationId, id);
+  if (!row) throw notFound(table.noun, id);
+  return row;
+}
