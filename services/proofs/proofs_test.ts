@@ -17,7 +17,7 @@ import {
 } from "@printshop/shared/contracts/proofs";
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
-import { recordProofSent, recordProofViewed } from "./store/proofs.ts";
+import { recordProofSent, recordProofViewed } from "./store/history.ts";
 import { canonicalJson } from "./domain/evidence.ts";
 
 type H = ServiceHarness<Config>;

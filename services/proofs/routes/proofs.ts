@@ -5,14 +5,14 @@ import type { Config } from "../config.ts";
 import {
   createProof,
   deleteProof,
-  findProof,
   listProofs,
-  proofHistory,
-  recordClientDecision,
-  reviseProof,
   setProofStatus,
   updateProof,
 } from "../store/proofs.ts";
+import { findProof } from "../store/proof_reads.ts";
+import { reviseProof } from "../store/revisions.ts";
+import { proofHistory } from "../store/history.ts";
+import { recordClientDecision } from "../store/decisions.ts";
 
 /** `/v1/proofs`: proofs, their revisions, history, direct status and client decisions. */
 export function proofRoutes(

@@ -6,15 +6,33 @@
  */
 import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import type { ClientDecisionBody } from "@printshop/shared/contracts/proofs";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { shownDigest } from "../domain/evidence.ts";
 import { type ApprovalPageData, type LinkState, linkState } from "../domain/approval_link.ts";
-import {
-  currentShowing,
-  entryById,
-  proofById,
-  recordClientDecision,
-  recordProofViewed,
-} from "./proofs.ts";
+import { currentRevisionOf, findProof } from "./proof_reads.ts";
+import { currentShowing } from "./revisions.ts";
+import { latestDecision, recordProofViewed } from "./history.ts";
+import { recordClientDecision } from "./decisions.ts";
+
+const LINKS = defineTable({
+  name: "approval_links",
+  tenant: true,
+  noun: "Approval link",
+  references: { proof_id: "proofs", mail_message_id: "mail_messages" },
+  // What opening and deciding through a link read; no resource shows a link's row.
+  columns: {
+    id: col.uuid(),
+    organizationId: col.uuid(),
+    proofId: col.uuid(),
+    revision: col.integer(),
+    sentTo: col.text(),
+    shopName: col.text(),
+    expiresAt: col.timestamp(),
+    firstViewedAt: col.timestamp().nullable(),
+  },
+});
+
+type LinkRow = RowOf<typeof LINKS>;
 
 /** A link as a send writes it. */
 export interface NewApprovalLink {
@@ -46,17 +64,6 @@ export async function insertApprovalLinks(
   }`;
 }
 
-interface LinkRow {
-  id: string;
-  organization_id: string;
-  proof_id: string;
-  revision: number;
-  sent_to: string;
-  shop_name: string;
-  expires_at: Date;
-  first_viewed_at: Date | null;
-}
-
 /** The visitor as the gateway's edge saw them: what a view and a decision keep as evidence. */
 export interface Visitor {
   address: string | null;
@@ -68,34 +75,25 @@ export type ApprovalPage =
   | { state: "open"; page: ApprovalPageData }
   | { state: Exclude<LinkState, "open">; shopName: string | null };
 
+/**
+ * The link with `id`, whatever its organisation: its id is the capability the customer holds
+ * (signed in their token), and the link names its organisation.
+ */
 async function linkById(tx: Queryable, id: string, lock: boolean): Promise<LinkRow | null> {
-  const [row] = lock
-    ? await tx<LinkRow[]>`
-      SELECT id, organization_id, proof_id, revision, sent_to, shop_name, expires_at,
-        first_viewed_at
-      FROM approval_links WHERE id = ${id} FOR UPDATE`
-    : await tx<LinkRow[]>`
-      SELECT id, organization_id, proof_id, revision, sent_to, shop_name, expires_at,
-        first_viewed_at
-      FROM approval_links WHERE id = ${id}`;
+  const [row] = await tx<LinkRow[]>`
+    SELECT ${tx.unsafe(LINKS.select)} FROM approval_links
+    WHERE id = ${id} ${lock ? tx`FOR UPDATE` : tx``}`;
   return row ?? null;
 }
 
-/** The proof's current revision number, or null when the proof was deleted. */
-async function currentRevision(tx: Queryable, link: LinkRow): Promise<number | null> {
-  const [row] = await tx<{ current_revision: number }[]>`
-    SELECT current_revision FROM proofs
-    WHERE id = ${link.proof_id} AND organization_id = ${link.organization_id}`;
-  return row?.current_revision ?? null;
+/** The link's state at `now`: its expiry and its proof's current revision decide it. */
+async function stateOf(tx: Queryable, link: LinkRow, now: Date): Promise<LinkState> {
+  return linkState(link, await currentRevisionOf(tx, link.organization_id, link.proof_id), now);
 }
 
 async function pageData(tx: Queryable, link: LinkRow): Promise<ApprovalPageData> {
-  const proof = await proofById(tx, link.proof_id);
+  const proof = await findProof(tx, link.organization_id, link.proof_id);
   const shown = await currentShowing(tx, proof);
-  const [decision] = await tx<{ id: string }[]>`
-    SELECT id FROM proof_history
-    WHERE revision_id = ${proof.revision.id} AND kind = 'decision'
-    ORDER BY occurred_at DESC, id DESC LIMIT 1`;
   return {
     shopName: link.shop_name,
     sentTo: link.sent_to,
@@ -103,7 +101,7 @@ async function pageData(tx: Queryable, link: LinkRow): Promise<ApprovalPageData>
     proof,
     shown,
     digest: shownDigest(shown),
-    decision: decision ? await entryById(tx, decision.id) : null,
+    decision: await latestDecision(tx, proof.revision.id),
   };
 }
 
@@ -123,7 +121,7 @@ export async function openApprovalLink(
   return await transaction(sql, async (tx) => {
     const link = await linkById(tx, linkId, true);
     if (!link) return null;
-    const state = linkState(link, await currentRevision(tx, link), now);
+    const state = await stateOf(tx, link, now);
     if (state !== "open") return { state, shopName: link.shop_name };
     if (link.first_viewed_at === null && options.recordView) {
       await tx`UPDATE approval_links SET first_viewed_at = ${now} WHERE id = ${link.id}`;
@@ -157,7 +155,7 @@ export async function decideThroughLink(
 ): Promise<{ state: Exclude<LinkState, "open">; shopName: string | null } | { state: "decided" }> {
   const link = await linkById(sql, linkId, false);
   if (!link) return { state: "unknown", shopName: null };
-  const state = linkState(link, await currentRevision(sql, link), now);
+  const state = await stateOf(sql, link, now);
   if (state !== "open") return { state, shopName: link.shop_name };
   // Superseded or decided meanwhile, or changed since it was shown: a 409 the page explains.
   await recordClientDecision(sql, link.organization_id, link.proof_id, {

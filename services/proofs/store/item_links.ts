@@ -3,27 +3,51 @@
  * own id. A change to an item is a change to its proof (`proof.updated` with the whole proof);
  * confirming a size split has its own event, carrying the split. Every change locks the proof.
  */
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
-import { jsonParam } from "@printshop/shared/db";
+import { jsonParam, type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type ConfirmSizeSplitBody,
   type CreateProofItemLinkBody,
   PROOF_ITEMS_MAX,
   type ProofItemLink,
+  type SizeQuantity,
   type UpdateProofItemLinkBody,
 } from "@printshop/shared/contracts/proofs";
-import { conflict, notFound } from "@printshop/shared/http";
+import { changedColumns } from "@printshop/shared/db/fields";
+import { conflict, invalid, notFound } from "@printshop/shared/http";
+import { uuidv7 } from "@printshop/shared/ids";
+import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
-import {
-  assertSizes,
-  type Caller,
-  insertItem,
-  ITEM_COLUMNS,
-  type ItemRow,
-  lockProof,
-  toItem,
-  touchProof,
-} from "./proofs.ts";
+import { sizeProblems } from "../domain/rules.ts";
+import { type ItemRow, ITEMS, PROOFS } from "./proof_rows.ts";
+import { touchProof } from "./proof_changes.ts";
+
+/** Checks an item's sizes (400 naming `<path>.N.size`). */
+function assertSizes(sizes: readonly SizeQuantity[] | undefined, path: string): void {
+  const problems = sizeProblems(sizes ?? [], path);
+  if (problems.length > 0) throw invalid("proof item", problems);
+}
+
+/** Adds an item to a proof (checked by the caller, which holds the proof's lock). */
+export async function insertItem(
+  tx: Queryable,
+  organizationId: string,
+  proofId: string,
+  input: CreateProofItemLinkBody,
+): Promise<ProofItemLink> {
+  const [row] = await tx<ItemRow[]>`
+    INSERT INTO proof_item_links ${
+    tx({
+      id: uuidv7(),
+      organization_id: organizationId,
+      proof_id: proofId,
+      quote_line_id: input.quoteLineId ?? null,
+      description: input.description,
+      sizes: jsonParam(tx, input.sizes ?? []),
+    })
+  }
+    RETURNING ${tx.unsafe(ITEMS.select)}`;
+  return ITEMS.read(row!);
+}
 
 /** The item and its proof (both locked), or 404 when the organisation has no such item. */
 async function lockItem(
@@ -31,16 +55,12 @@ async function lockItem(
   organizationId: string,
   id: string,
 ): Promise<ItemRow> {
-  const [link] = await tx<{ proof_id: string }[]>`
-    SELECT proof_id FROM proof_item_links
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!link) throw notFound("Proof item link", id);
-  await lockProof(tx, organizationId, link.proof_id);
-  const [row] = await tx<ItemRow[]>`
-    SELECT ${tx.unsafe(ITEM_COLUMNS)} FROM proof_item_links WHERE id = ${id} FOR UPDATE`;
-  // Deleted between the two reads: as missing as it would have been a moment later.
-  if (!row) throw notFound("Proof item link", id);
-  return row;
+  const link = await ITEMS.find(tx, organizationId, id);
+  if (!link) throw notFound(ITEMS.noun, id);
+  // The proof first, as every change to it does, so changes to one proof run one at a time.
+  await PROOFS.lock(tx, organizationId, link.proof_id);
+  // Deleted between the two reads: as missing (404) as it would have been a moment later.
+  return await ITEMS.lock(tx, organizationId, id);
 }
 
 export async function createItemLink(
@@ -50,7 +70,7 @@ export async function createItemLink(
   input: CreateProofItemLinkBody,
 ): Promise<ProofItemLink> {
   return await transaction(sql, async (tx) => {
-    await lockProof(tx, organizationId, proofId);
+    await PROOFS.lock(tx, organizationId, proofId);
     assertSizes(input.sizes, "sizes");
     const [held] = await tx<{ count: number }[]>`
       SELECT count(*)::int AS count FROM proof_item_links WHERE proof_id = ${proofId}`;
@@ -59,9 +79,9 @@ export async function createItemLink(
         `Proof "${proofId}" already has ${PROOF_ITEMS_MAX} items, the most one proof holds`,
       );
     }
-    const row = await insertItem(tx, organizationId, proofId, input);
+    const item = await insertItem(tx, organizationId, proofId, input);
     await touchProof(tx, organizationId, proofId);
-    return toItem(row);
+    return item;
   });
 }
 
@@ -75,9 +95,7 @@ export async function updateItemLink(
   return await transaction(sql, async (tx) => {
     const current = await lockItem(tx, organizationId, id);
     assertSizes(input.sizes, "sizes");
-    const changes: Record<string, unknown> = {};
-    if (input.quoteLineId !== undefined) changes.quote_line_id = input.quoteLineId;
-    if (input.description !== undefined) changes.description = input.description;
+    const changes = changedColumns(input, ["sizes"]);
     if (input.sizes !== undefined) {
       changes.sizes = jsonParam(tx, input.sizes);
       Object.assign(changes, {
@@ -87,12 +105,12 @@ export async function updateItemLink(
         confirmed_by_credential_id: null,
       });
     }
-    if (Object.keys(changes).length === 0) return toItem(current);
+    if (Object.keys(changes).length === 0) return ITEMS.read(current);
     const [row] = await tx<ItemRow[]>`
       UPDATE proof_item_links SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-      RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
+      RETURNING ${tx.unsafe(ITEMS.select)}`;
     await touchProof(tx, organizationId, current.proof_id);
-    return toItem(row!);
+    return ITEMS.read(row!);
   });
 }
 
@@ -131,8 +149,8 @@ export async function confirmSizeSplit(
         confirmed_by_credential_id = ${caller.credentialId},
         updated_at = now()
       WHERE id = ${id}
-      RETURNING ${tx.unsafe(ITEM_COLUMNS)}`;
-    const item = toItem(row!);
+      RETURNING ${tx.unsafe(ITEMS.select)}`;
+    const item = ITEMS.read(row!);
     await writeEvent(tx, {
       organizationId,
       type: "proof_item_link.size_split_confirmed",

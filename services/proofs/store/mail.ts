@@ -4,22 +4,48 @@
  * (`../mail_worker.ts`) then claims due messages and records each attempt's outcome.
  */
 import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
-import type {
-  OutboxMail,
-  Proof,
-  ProofSendResult,
-  SendProofsBody,
+import {
+  APPROVAL_LINK_DAYS,
+  MAIL_STATUSES,
+  type OutboxMail,
+  type Proof,
+  type ProofSendResult,
+  type SendProofsBody,
 } from "@printshop/shared/contracts/proofs";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { ApiError, type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
+import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
-import { APPROVAL_LINK_DAYS } from "@printshop/shared/contracts/proofs";
 import { composeMail } from "../domain/mail_message.ts";
 import { linkExpiry } from "../domain/approval_link.ts";
 import { type LinkKey, linkToken } from "@printshop/shared/link-token";
 import { approvalUrl } from "../domain/approval_token.ts";
-import { type Caller, recordProofSent } from "./proofs.ts";
+import { proofRecipients } from "./proof_reads.ts";
+import { recordProofSent, recordSendFailures } from "./history.ts";
 import { insertApprovalLinks, type NewApprovalLink } from "./approval_links.ts";
+
+const MAIL = defineTable({
+  name: "mail_messages",
+  tenant: true,
+  noun: "Mail message",
+  // `proofIds` is not a column: mail_message_proofs holds it (listOutbox).
+  columns: {
+    id: col.uuid(),
+    organizationId: col.uuid(),
+    to: col.text().named("to_address"),
+    subject: col.text(),
+    text: col.text().named("text_body"),
+    html: col.text().named("html_body"),
+    status: col.enum(MAIL_STATUSES),
+    attempts: col.integer(),
+    lastError: col.text().nullable(),
+    createdAt: col.timestamp(),
+    deliveredAt: col.timestamp().nullable(),
+  },
+});
+
+type MailRow = RowOf<typeof MAIL>;
 
 /** NOTIFY channel that wakes the mail worker when a message is queued. */
 export const MAIL_CHANNEL = "proofs_mail";
@@ -36,9 +62,7 @@ async function assertProofIds(
   organizationId: string,
   proofIds: readonly string[],
 ): Promise<void> {
-  const found = await sql<{ id: string }[]>`
-    SELECT id FROM proofs WHERE organization_id = ${organizationId}
-      AND id = ANY(${[...proofIds]}::uuid[])`;
+  const found = await proofRecipients(sql, organizationId, proofIds);
   const known = new Set(found.map((r) => r.id));
   const seen = new Set<string>();
   const problems: ErrorDetail[] = [];
@@ -91,10 +115,8 @@ export async function sendProofs(
   return await transaction(sql, async (tx) => {
     // Locked in id order, so two sends of overlapping proofs cannot deadlock.
     const sorted = [...input.proofIds].sort();
-    const recipients = await tx<{ recipient_email: string }[]>`
-      SELECT recipient_email FROM proofs
-      WHERE organization_id = ${organizationId} AND id = ANY(${sorted}::uuid[])`;
-    const emails = [...new Set(recipients.map((r) => r.recipient_email))];
+    const recipients = await proofRecipients(tx, organizationId, sorted);
+    const emails = [...new Set(recipients.map((r) => r.recipientEmail))];
     if (input.to === undefined && emails.length > 1) {
       throw invalid("send", [{
         path: "to",
@@ -195,15 +217,8 @@ export async function sendProofs(
 // ---------------------------------------------------------------------------------------------
 // The worker's side
 
-export interface DueMail {
-  id: string;
-  organization_id: string;
-  to_address: string;
-  subject: string;
-  text_body: string;
-  html_body: string;
-  attempts: number;
-}
+/** A message the worker sends: the outbox's row, as claimed. */
+export type DueMail = MailRow;
 
 /**
  * Claims up to `limit` due messages: each is leased for `leaseMs` (pushed into the future), so
@@ -215,8 +230,7 @@ export async function claimDueMail(sql: Sql, limit: number, leaseMs: number): Pr
     WHERE m.id IN (
       SELECT id FROM mail_messages WHERE status = 'pending' AND next_attempt_at <= now()
       ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING m.id, m.organization_id, m.to_address, m.subject, m.text_body, m.html_body,
-      m.attempts`;
+    RETURNING ${sql.unsafe(MAIL.selectAs("m"))}`;
 }
 
 export async function markMailSent(sql: Sql, id: string): Promise<void> {
@@ -241,52 +255,33 @@ export async function recordMailFailure(
         status = ${retryInMs === null ? "failed" : "pending"},
         next_attempt_at = now() + ${retryInMs ?? 0} * interval '1 millisecond'
       WHERE id = ${mail.id}`;
-    await tx`
-      INSERT INTO proof_history (id, organization_id, proof_id, revision_id, kind, sent_to, note)
-      SELECT gen_random_uuid(), ${mail.organization_id}, proof_id, revision_id, 'send_failed',
-        ${mail.to_address}, ${error}
-      FROM mail_message_proofs WHERE message_id = ${mail.id} ORDER BY position`;
+    const carried = await tx<{ proofId: string; revisionId: string }[]>`
+      SELECT proof_id AS "proofId", revision_id AS "revisionId" FROM mail_message_proofs
+      WHERE message_id = ${mail.id} ORDER BY position`;
+    await recordSendFailures(tx, mail.organization_id, carried, {
+      sentTo: mail.to_address,
+      error,
+    });
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reading the outbox (the operator, through the gateway's admin API)
 
-interface OutboxRow {
-  id: string;
-  organization_id: string;
-  to_address: string;
-  subject: string;
-  text_body: string;
-  html_body: string;
-  status: OutboxMail["status"];
-  attempts: number;
-  last_error: string | null;
-  created_at: Date;
-  delivered_at: Date | null;
-  proof_ids: string[];
+type OutboxRow = MailRow & { proof_ids: string[] };
+
+function toOutboxMail(row: OutboxRow): OutboxMail {
+  // The proofs carried stand after the bodies, as the contract shows them.
+  const { id, organizationId, to, subject, text, html, ...rest } = MAIL.read(row);
+  return { id, organizationId, to, subject, text, html, proofIds: row.proof_ids, ...rest };
 }
 
 /** The newest `limit` messages of every organisation, newest first. */
 export async function listOutbox(sql: Queryable, limit: number): Promise<OutboxMail[]> {
   const rows = await sql<OutboxRow[]>`
-    SELECT m.id, m.organization_id, m.to_address, m.subject, m.text_body, m.html_body, m.status,
-      m.attempts, m.last_error, m.created_at, m.delivered_at,
+    SELECT ${sql.unsafe(MAIL.selectAs("m"))},
       COALESCE((SELECT array_agg(p.proof_id ORDER BY p.position) FROM mail_message_proofs p
         WHERE p.message_id = m.id), '{}') AS proof_ids
     FROM mail_messages m ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
-  return rows.map((r) => ({
-    id: r.id,
-    organizationId: r.organization_id,
-    to: r.to_address,
-    subject: r.subject,
-    text: r.text_body,
-    html: r.html_body,
-    proofIds: r.proof_ids,
-    status: r.status,
-    attempts: r.attempts,
-    lastError: r.last_error,
-    createdAt: r.created_at.toISOString(),
-    deliveredAt: r.delivered_at?.toISOString() ?? null,
-  }));
+  return rows.map(toOutboxMail);
 }

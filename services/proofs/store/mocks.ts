@@ -10,52 +10,33 @@ import {
 import { changedColumns } from "@printshop/shared/db/fields";
 import { conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { writeEvent } from "@printshop/shared/outbox";
 import { ownerProblems } from "../domain/rules.ts";
 
-const MOCK_COLUMNS = "id, quote_id, quote_group_id, job_id, name, images, notes, created_at, " +
-  "updated_at";
+const MOCKS = defineTable({
+  name: "mocks",
+  tenant: true,
+  noun: "Mock",
+  columns: {
+    id: col.uuid(),
+    quoteId: col.uuid().nullable(),
+    quoteGroupId: col.uuid().nullable(),
+    jobId: col.uuid().nullable(),
+    name: col.text(),
+    images: col.textArray(),
+    notes: col.text().nullable(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
 
-interface MockRow {
-  id: string;
-  quote_id: string | null;
-  quote_group_id: string | null;
-  job_id: string | null;
-  name: string;
-  images: string[];
-  notes: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toMock(row: MockRow): Mock {
-  return {
-    id: row.id,
-    quoteId: row.quote_id,
-    quoteGroupId: row.quote_group_id,
-    jobId: row.job_id,
-    name: row.name,
-    images: row.images,
-    notes: row.notes,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-async function lockMock(tx: Queryable, organizationId: string, id: string): Promise<MockRow> {
-  const [row] = await tx<MockRow[]>`
-    SELECT ${tx.unsafe(MOCK_COLUMNS)} FROM mocks
-    WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-  if (!row) throw notFound("Mock", id);
-  return row;
-}
+type MockRow = RowOf<typeof MOCKS>;
 
 export async function findMock(sql: Queryable, organizationId: string, id: string): Promise<Mock> {
-  const [row] = await sql<MockRow[]>`
-    SELECT ${sql.unsafe(MOCK_COLUMNS)} FROM mocks
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Mock", id);
-  return toMock(row);
+  const row = await MOCKS.find(sql, organizationId, id);
+  if (!row) throw notFound(MOCKS.noun, id);
+  return MOCKS.read(row);
 }
 
 /**
@@ -82,13 +63,12 @@ export async function listMocks(
   }
   const conditions = MOCK_OWNER_FIELDS.flatMap((field) => {
     const value = query[field];
-    const column = { quoteId: "quote_id", quoteGroupId: "quote_group_id", jobId: "job_id" }[field];
-    return value === undefined ? [] : [sql`${sql(column)} = ${value}`];
+    return value === undefined ? [] : [sql`${sql(MOCKS.columnNames[field])} = ${value}`];
   }).reduce((acc, c) => sql`${acc} AND ${c}`, sql`organization_id = ${organizationId}`);
   const rows = await sql<MockRow[]>`
-    SELECT ${sql.unsafe(MOCK_COLUMNS)} FROM mocks WHERE ${conditions}
+    SELECT ${sql.unsafe(MOCKS.select)} FROM mocks WHERE ${conditions}
     ORDER BY created_at, id LIMIT ${cap + 1}`;
-  return { items: rows.slice(0, cap).map(toMock), truncated: rows.length > cap };
+  return { items: rows.slice(0, cap).map(MOCKS.read), truncated: rows.length > cap };
 }
 
 export async function createMock(
@@ -103,8 +83,8 @@ export async function createMock(
       INSERT INTO mocks ${
       tx({ id: uuidv7(), organization_id: organizationId, ...changedColumns(input) })
     }
-      RETURNING ${tx.unsafe(MOCK_COLUMNS)}`;
-    const mock = toMock(row!);
+      RETURNING ${tx.unsafe(MOCKS.select)}`;
+    const mock = MOCKS.read(row!);
     await writeEvent(tx, {
       organizationId,
       type: "mock.created",
@@ -122,15 +102,15 @@ export async function updateMock(
   input: UpdateMockBody,
 ): Promise<Mock> {
   return await transaction(sql, async (tx) => {
-    const current = toMock(await lockMock(tx, organizationId, id));
+    const current = MOCKS.read(await MOCKS.lock(tx, organizationId, id));
     const problems = ownerProblems({ ...current, ...input }, MOCK_OWNER_FIELDS, "A mock");
     if (problems.length > 0) throw invalid("mock", problems);
     const changes = changedColumns(input);
     if (Object.keys(changes).length === 0) return current;
     const [row] = await tx<MockRow[]>`
       UPDATE mocks SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
-      RETURNING ${tx.unsafe(MOCK_COLUMNS)}`;
-    const mock = toMock(row!);
+      RETURNING ${tx.unsafe(MOCKS.select)}`;
+    const mock = MOCKS.read(row!);
     await writeEvent(tx, { organizationId, type: "mock.updated", aggregateId: id, payload: mock });
     return mock;
   });
@@ -139,7 +119,7 @@ export async function updateMock(
 /** Deletes a mock no revision shows; one that a revision shows is 409 naming the proofs. */
 export async function deleteMock(sql: Sql, organizationId: string, id: string): Promise<Mock> {
   return await transaction(sql, async (tx) => {
-    const mock = toMock(await lockMock(tx, organizationId, id));
+    const mock = MOCKS.read(await MOCKS.lock(tx, organizationId, id));
     const users = await tx<{ proof_id: string; number: number }[]>`
       SELECT r.proof_id, r.number FROM proof_revision_mocks m
       JOIN proof_revisions r ON r.id = m.revision_id
