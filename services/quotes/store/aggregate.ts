@@ -1,11 +1,14 @@
+/**
+ * A quote's recomputation: after any change to its rows, under the lock of quote_locks.ts, the
+ * whole quote is priced once and what changed is written back with its totals.
+ */
 import {
   type Fragment,
   type Queryable,
   sendBeforeCommit,
   type TransactionSql,
 } from "@printshop/shared/db";
-import { ApiError, conflict, notFound } from "@printshop/shared/http";
-import type { QuoteStatus } from "@printshop/shared/contracts/quotes";
+import { ApiError } from "@printshop/shared/http";
 import {
   type DecorationInput,
   type GroupInput,
@@ -17,112 +20,10 @@ import {
   type VariantInput,
 } from "../domain/pricing.ts";
 import { lineQuantity } from "../domain/pricing.ts";
-import { isEditable } from "../domain/status.ts";
 import type { DecorationRow, LineRow, VariantRow } from "./item_rows.ts";
 import { markupGroupsForPricing } from "./markup_groups.ts";
 import { groupForLane } from "../domain/markup_groups.ts";
-
-export interface LockedQuote {
-  id: string;
-  status: QuoteStatus;
-  taxRatePct: string;
-}
-
-/**
- * Locks a quote of this organisation for a change to its rows: concurrent changes to one quote
- * queue here, so its totals are always computed from a consistent set of rows. Not found (or
- * another organisation's) is a 404; a quote that is not a draft refuses row changes with 409.
- */
-export async function lockQuoteForEdit(
-  tx: TransactionSql,
-  organizationId: string,
-  quoteId: string,
-  what = "Quote",
-  id = quoteId,
-): Promise<LockedQuote> {
-  return editable(await lockQuoteWhere(tx, organizationId, tx`${quoteId}`), what, id);
-}
-
-/**
- * Locks the organisation's quote whose id `id` gives (a value, or a sub-select), with an UPDATE
- * that clears its documents rather than a SELECT … FOR UPDATE: the change about to be made clears
- * them anyway (migration 0004's triggers), and once the transaction has, the touches of its row
- * statements find the quote cleared and run no statement of their own (migration 0007). The lock
- * held is as good here: every writer of a quote's rows takes this same lock first, and a document
- * is stored only under FOR UPDATE … SKIP LOCKED, which passes a quote held by it. A quote that
- * refuses the change (editable) is answered with an error, and the transaction takes the clearing
- * back.
- */
-async function lockQuoteWhere(
-  tx: TransactionSql,
-  organizationId: string,
-  id: Fragment,
-): Promise<QuoteLockRow | undefined> {
-  const [row] = await tx<QuoteLockRow[]>`
-    UPDATE quotes SET document_with_costs = NULL, document_without_costs = NULL
-    WHERE organization_id = ${organizationId} AND id = ${id}
-    RETURNING id, status, tax_rate_pct`;
-  return row;
-}
-
-interface QuoteLockRow {
-  id: string;
-  status: QuoteStatus;
-  tax_rate_pct: string;
-}
-
-function editable(row: QuoteLockRow | undefined, what: string, id: string): LockedQuote {
-  if (!row) throw notFound(what, id);
-  if (!isEditable(row.status)) {
-    throw conflict(
-      `Quote "${row.id}" is ${row.status}; reopen it (status draft) before changing its rows`,
-    );
-  }
-  return { id: row.id, status: row.status, taxRatePct: row.tax_rate_pct };
-}
-
-/** The tables of a quote's rows; each row names its quote. */
-export type QuoteRowTable = "quote_groups" | "quote_lines" | "quote_variants" | "quote_decorations";
-
-/**
- * Locks the quote a row of this organisation belongs to, as lockQuoteForEdit does, finding and
- * locking it in one statement. The row may have gone while this waited for the lock: read it
- * again afterwards, and a row that is no longer there is a 404 like a missing one.
- */
-export async function lockQuoteOfRow(
-  tx: TransactionSql,
-  organizationId: string,
-  table: QuoteRowTable,
-  rowId: string,
-  what: string,
-): Promise<LockedQuote> {
-  const row = await lockQuoteWhere(
-    tx,
-    organizationId,
-    tx`(SELECT quote_id FROM ${
-      tx(table)
-    } WHERE organization_id = ${organizationId} AND id = ${rowId})`,
-  );
-  return editable(row, what, rowId);
-}
-
-/**
- * Locks the quote a group belongs to, as lockQuoteForEdit does. Another organisation's group is a
- * 404 like a missing one, and so is a group deleted while this waited for the lock.
- */
-export async function lockGroup(
-  tx: TransactionSql,
-  organizationId: string,
-  groupId: string,
-): Promise<LockedQuote> {
-  // The check is sent behind the lock on the same connection: it runs once the lock is held.
-  const [quote, [stillThere]] = await Promise.all([
-    lockQuoteOfRow(tx, organizationId, "quote_groups", groupId, "Quote group"),
-    tx`SELECT 1 FROM quote_groups WHERE id = ${groupId} AND organization_id = ${organizationId}`,
-  ]);
-  if (!stillThere) throw notFound("Quote group", groupId);
-  return quote;
-}
+import type { LockedQuote } from "./quote_locks.ts";
 
 /** Totals are stored as numeric(16, 2): everything below 10^14. */
 export const MAX_QUOTE_TOTAL = 1e14;
@@ -238,11 +139,7 @@ function changed<R extends object>(row: R, derived: Partial<R>): R | null {
   const differs = (Object.keys(derived) as (keyof R)[]).some((k) => !alike(derived[k], row[k]));
   return differs ? { ...row, ...derived } : null;
 }
-/**
- * Re-bands what the scope names, re-derives every derived field (variant and decoration sell
- * prices, line quantity and unit price) and the quote's totals, and writes back what changed.
- * Runs inside the transaction of the change that caused it.
- */
+
 /** The pricing fields a recomputation wrote to variants, by id (rows it did not change are absent). */
 export type RepricedVariants = ReadonlyMap<
   string,
@@ -258,6 +155,11 @@ export interface RecomputeOptions {
   alongside?: (repriced: RepricedVariants) => Promise<unknown>;
 }
 
+/**
+ * Re-bands what the scope names, re-derives every derived field (variant and decoration sell
+ * prices, line quantity and unit price) and the quote's totals, and writes back what changed.
+ * Runs inside the transaction of the change that caused it.
+ */
 export async function recomputeQuote(
   tx: TransactionSql,
   organizationId: string,

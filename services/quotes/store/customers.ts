@@ -4,7 +4,32 @@
  * the crm schema is never read.
  */
 import type { Queryable } from "@printshop/shared/db";
+import { col, defineTable } from "@printshop/shared/db/table";
 import { type CustomerFact, newestPerCustomer } from "../domain/customers.ts";
+
+/** crm_customers, declared once: a customer's row holds what its newest fact states. */
+const CRM_CUSTOMERS = defineTable({
+  name: "crm_customers",
+  tenant: true,
+  noun: "Customer",
+  columns: {
+    customerId: col.uuid().named("id"),
+    name: col.text(),
+    isArchived: col.boolean(),
+    deleted: col.boolean(),
+    occurredAt: col.timestamp(),
+    eventId: col.uuid(),
+  },
+});
+
+type FactField = keyof typeof CRM_CUSTOMERS.columns;
+const FACT_FIELDS = Object.keys(CRM_CUSTOMERS.columns) as FactField[];
+
+/** What a newer fact overwrites: every column but the key, and when this service applied it. */
+const APPLIED = FACT_FIELDS.filter((field) => field !== "customerId")
+  .map((field) => CRM_CUSTOMERS.columnNames[field])
+  .map((column) => `${column} = excluded.${column}`)
+  .concat("updated_at = now()").join(", ");
 
 /**
  * The SQL giving the name of the client of the quote row `quote` (an alias or table name): the
@@ -29,25 +54,19 @@ export async function applyCustomerFacts(
 ): Promise<number> {
   const newest = newestPerCustomer(facts);
   if (newest.length === 0) return 0;
-  const rows = newest.map((f) => ({
-    organization_id: f.organizationId,
-    id: f.customerId,
-    name: f.name,
-    is_archived: f.isArchived,
-    deleted: f.deleted,
-    occurred_at: f.occurredAt,
-    event_id: f.eventId,
-  }));
+  // Each fact under its columns' names, as jsonb_to_recordset reads them.
+  const rows = newest.map((fact) =>
+    Object.fromEntries([
+      ["organization_id", fact.organizationId],
+      ...FACT_FIELDS.map((field) => [CRM_CUSTOMERS.columnNames[field], fact[field]]),
+    ])
+  );
   const applied = await sql`
-    INSERT INTO crm_customers AS c
-      (organization_id, id, name, is_archived, deleted, occurred_at, event_id)
-    SELECT r.organization_id, r.id, r.name, r.is_archived, r.deleted, r.occurred_at, r.event_id
-    FROM jsonb_to_recordset(${sql.json(rows as Parameters<typeof sql.json>[0])}::jsonb) AS r(
-      organization_id uuid, id uuid, name text, is_archived boolean, deleted boolean,
-      occurred_at timestamptz, event_id uuid)
-    ON CONFLICT (organization_id, id) DO UPDATE
-      SET name = excluded.name, is_archived = excluded.is_archived, deleted = excluded.deleted,
-          occurred_at = excluded.occurred_at, event_id = excluded.event_id, updated_at = now()
+    INSERT INTO crm_customers AS c (organization_id, ${sql.unsafe(CRM_CUSTOMERS.select)})
+    SELECT r.organization_id, ${sql.unsafe(CRM_CUSTOMERS.selectAs("r"))}
+    FROM jsonb_to_recordset(${sql.json(rows as Parameters<typeof sql.json>[0])}::jsonb)
+      AS r(organization_id uuid, ${sql.unsafe(CRM_CUSTOMERS.recordTypes(FACT_FIELDS))})
+    ON CONFLICT (organization_id, id) DO UPDATE SET ${sql.unsafe(APPLIED)}
       WHERE (c.occurred_at, c.event_id) < (excluded.occurred_at, excluded.event_id)
     RETURNING c.id`;
   return applied.length;

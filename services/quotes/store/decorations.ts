@@ -3,22 +3,16 @@ import type {
   CreateQuoteDecorationBody,
   UpdateQuoteDecorationBody,
 } from "@printshop/shared/contracts/quotes";
-import { notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { rebandsDecoration } from "../domain/rows.ts";
 import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
 import { setManualCharges } from "../domain/pricing.ts";
-import {
-  decorationInput,
-  type LockedQuote,
-  lockGroup,
-  lockQuoteOfRow,
-  recomputeQuote,
-} from "./aggregate.ts";
+import { decorationInput, recomputeQuote } from "./aggregate.ts";
+import { lockGroup, lockQuoteRow } from "./quote_locks.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
-import { DECORATION_COLUMNS, type DecorationRow, toDecoration } from "./item_rows.ts";
+import { type DecorationRow, DECORATIONS, toDecoration } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
 import { PAST_THE_END } from "@printshop/shared/db/sort-order";
 
@@ -68,11 +62,13 @@ async function assertMarkupGroups(
  */
 async function applyWrittenCharges(
   tx: TransactionSql,
+  organizationId: string,
   decorationId: string,
   input: UpdateQuoteDecorationBody,
 ): Promise<void> {
   if (input.baseUnitCost === undefined && input.baseSetupCost === undefined) return;
-  const charges = setManualCharges(decorationInput(await readDecoration(tx, decorationId)), {
+  const row = await readDecoration(tx, organizationId, decorationId);
+  const charges = setManualCharges(decorationInput(row), {
     ...(input.baseUnitCost === undefined ? {} : { baseUnitCost: String(input.baseUnitCost) }),
     ...(input.baseSetupCost === undefined ? {} : { baseSetupCost: String(input.baseSetupCost) }),
   });
@@ -86,34 +82,13 @@ async function applyWrittenCharges(
     WHERE id = ${decorationId}`;
 }
 
-async function readDecoration(tx: TransactionSql, id: string): Promise<DecorationRow> {
-  const [row] = await tx<DecorationRow[]>`
-    SELECT ${tx.unsafe(DECORATION_COLUMNS)} FROM quote_decorations WHERE id = ${id}`;
-  return row!;
-}
-
-/**
- * Locks the quote that holds `decorationId` (this organisation's; 404 otherwise, 409 when the
- * quote is not a draft) and returns the decoration as it is under that lock.
- */
-async function lockDecoration(
+/** The decoration (known to exist) as it is now. */
+async function readDecoration(
   tx: TransactionSql,
   organizationId: string,
-  decorationId: string,
-): Promise<{ quote: LockedQuote; row: DecorationRow }> {
-  const quote = await lockQuoteOfRow(
-    tx,
-    organizationId,
-    "quote_decorations",
-    decorationId,
-    "Quote decoration",
-  );
-  // Deleted (or its group deleted) while we waited for the lock.
-  const [row] = await tx<DecorationRow[]>`
-    SELECT ${tx.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
-    WHERE id = ${decorationId} AND quote_id = ${quote.id}`;
-  if (!row) throw notFound("Quote decoration", decorationId);
-  return { quote, row };
+  id: string,
+): Promise<DecorationRow> {
+  return (await DECORATIONS.find(tx, organizationId, id))!;
 }
 
 async function recordEvent(
@@ -164,10 +139,10 @@ export async function createDecoration(
       sort_order: PAST_THE_END,
     };
     await tx`INSERT INTO quote_decorations ${tx(row)}`;
-    await applyWrittenCharges(tx, id, input);
+    await applyWrittenCharges(tx, organizationId, id, input);
     await GROUP_ROWS.place(tx, groupId, { id, kind: "decoration" }, input.sortOrder);
     await recomputeQuote(tx, organizationId, quote, { decorationIds: new Set([id]) });
-    const saved = await readDecoration(tx, id);
+    const saved = await readDecoration(tx, organizationId, id);
     await recordEvent(tx, organizationId, "quote_decoration.created", saved);
     return saved;
   });
@@ -185,7 +160,7 @@ export async function updateDecoration(
   input: UpdateQuoteDecorationBody,
 ): Promise<DecorationRow> {
   return await transaction(sql, async (tx) => {
-    const { quote, row } = await lockDecoration(tx, organizationId, decorationId);
+    const { quote, row } = await lockQuoteRow(tx, organizationId, DECORATIONS, decorationId);
     const fields = (Object.keys(input) as (keyof UpdateQuoteDecorationBody)[]).filter((k) =>
       input[k] !== undefined
     );
@@ -210,7 +185,7 @@ export async function updateDecoration(
     } else {
       await tx`UPDATE quote_decorations SET updated_at = now() WHERE id = ${decorationId}`;
     }
-    await applyWrittenCharges(tx, decorationId, input);
+    await applyWrittenCharges(tx, organizationId, decorationId, input);
     if (input.sortOrder !== undefined) {
       // Moves it within the group's shared sequence (clamped), renumbered 1..n.
       await GROUP_ROWS.place(
@@ -228,7 +203,7 @@ export async function updateDecoration(
       quote,
       reband ? { decorationIds: new Set([decorationId]) } : {},
     );
-    const saved = await readDecoration(tx, decorationId);
+    const saved = await readDecoration(tx, organizationId, decorationId);
     await recordEvent(tx, organizationId, "quote_decoration.updated", saved);
     return saved;
   });
@@ -244,7 +219,7 @@ export async function deleteDecoration(
   decorationId: string,
 ): Promise<{ id: string; quoteGroupId: string }> {
   return await transaction(sql, async (tx) => {
-    const { quote, row } = await lockDecoration(tx, organizationId, decorationId);
+    const { quote, row } = await lockQuoteRow(tx, organizationId, DECORATIONS, decorationId);
     await tx`DELETE FROM quote_decorations WHERE id = ${decorationId}`;
     await GROUP_ROWS.compact(tx, row.quote_group_id);
     await recomputeQuote(tx, organizationId, quote);

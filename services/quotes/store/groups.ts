@@ -11,7 +11,8 @@ import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import type { GroupRow } from "./rows.ts";
 import { renumber } from "../domain/reorder.ts";
-import { lockGroup, lockQuoteForEdit, recomputeQuote } from "./aggregate.ts";
+import { recomputeQuote } from "./aggregate.ts";
+import { lockGroup, lockQuoteForEdit } from "./quote_locks.ts";
 import { groupWithItems } from "./read_model.ts";
 import { GROUP_ROWS, QUOTE_GROUPS } from "./sequences.ts";
 

@@ -1,142 +1,135 @@
-import type {
-  QuoteGroupDecoration,
-  QuoteLine,
-  QuoteVariant,
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import {
+  DECORATION_METHODS,
+  LINE_TYPES,
+  MARKUP_SOURCES,
+  MARKUP_TYPES,
+  type QuoteGroupDecoration,
+  type QuoteLine,
+  type QuoteVariant,
+  VALUE_TYPES,
 } from "@printshop/shared/contracts/quotes";
 import { visibleTo } from "@printshop/shared/costs";
 
+/**
+ * The tables of the rows below a group, each declared once, its columns in the order the API
+ * shows the fields. Amounts are JSON numbers here; the recomputation reads them as exact text
+ * (aggregate.ts).
+ */
+export const LINES = defineTable({
+  name: "quote_lines",
+  tenant: true,
+  noun: "Quote line",
+  references: { quote_group_id: "quote_groups" },
+  columns: {
+    id: col.uuid(),
+    quoteGroupId: col.uuid(),
+    lineType: col.enum(LINE_TYPES),
+    garmentCatalogueItemId: col.uuid().nullable(),
+    productName: col.text(),
+    productSku: col.text().nullable(),
+    title: col.text().nullable(),
+    description: col.text().nullable(),
+    quantity: col.integer(),
+    unitPriceExGst: col.number(),
+    valueType: col.enum(VALUE_TYPES).nullable(),
+    percentage: col.number().nullable(),
+    discountValueType: col.enum(VALUE_TYPES).nullable(),
+    discountPercentage: col.number().nullable(),
+    customImageUrl: col.text().nullable(),
+    sortOrder: col.integer(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
+
+export const VARIANTS = defineTable({
+  name: "quote_variants",
+  tenant: true,
+  noun: "Quote variant",
+  references: { quote_line_id: "quote_lines", markup_group_id: "markup_groups" },
+  columns: {
+    id: col.uuid(),
+    quoteLineId: col.uuid(),
+    size: col.text().nullable(),
+    colour: col.text().nullable(),
+    quantity: col.integer(),
+    unitPriceExGst: col.number(),
+    buyPrice: col.number(),
+    extraCost: col.number(),
+    markupType: col.enum(MARKUP_TYPES).nullable(),
+    markupValue: col.number().nullable(),
+    markupSource: col.enum(MARKUP_SOURCES),
+    markupGroupId: col.uuid().nullable(),
+    isCustomLine: col.boolean(),
+    showOnDocuments: col.boolean(),
+    sortOrder: col.integer(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
+
+export const DECORATIONS = defineTable({
+  name: "quote_decorations",
+  tenant: true,
+  noun: "Quote decoration",
+  references: {
+    quote_group_id: "quote_groups",
+    markup_group_id: "markup_groups",
+    setup_markup_group_id: "markup_groups",
+  },
+  columns: {
+    id: col.uuid(),
+    quoteGroupId: col.uuid(),
+    decorationItemId: col.uuid().nullable(),
+    method: col.enum(DECORATION_METHODS).nullable(),
+    position: col.text().nullable(),
+    quantity: col.integer(),
+    setupCost: col.number(),
+    unitCost: col.number(),
+    baseUnitCost: col.number(),
+    baseSetupCost: col.number(),
+    includeSetupCost: col.boolean(),
+    markupType: col.enum(MARKUP_TYPES).nullable(),
+    markupValue: col.number().nullable(),
+    markupSource: col.enum(MARKUP_SOURCES),
+    markupGroupId: col.uuid().nullable(),
+    setupMarkupType: col.enum(MARKUP_TYPES).nullable(),
+    setupMarkupValue: col.number().nullable(),
+    setupMarkupSource: col.enum(MARKUP_SOURCES),
+    setupMarkupGroupId: col.uuid().nullable(),
+    rollUp: col.boolean(),
+    rollUpSetup: col.boolean(),
+    showOnDocuments: col.boolean(),
+    description: col.text().nullable(),
+    widthCm: col.number().nullable(),
+    lengthCm: col.number().nullable(),
+    necklineDropCm: col.number().nullable(),
+    screenCount: col.integer().nullable(),
+    screenMeshGrade: col.text().nullable(),
+    colourCount: col.integer().nullable(),
+    colours: col.json<QuoteGroupDecoration["colours"]>(),
+    specialInstructions: col.text().nullable(),
+    artworkFileUrl: col.text().nullable(),
+    separationFileUrl: col.text().nullable(),
+    sortOrder: col.integer(),
+    createdAt: col.timestamp(),
+    updatedAt: col.timestamp(),
+  },
+});
+
 /** Rows of the items below a group, as postgres.js returns them (numeric columns as strings). */
-export interface LineRow {
-  id: string;
-  quote_id: string;
-  quote_group_id: string;
-  line_type: QuoteLine["lineType"];
-  garment_catalogue_item_id: string | null;
-  product_name: string;
-  product_sku: string | null;
-  title: string | null;
-  description: string | null;
-  quantity: number;
-  unit_price_ex_gst: string;
-  value_type: "Flat" | "Percentage" | null;
-  percentage: string | null;
-  discount_value_type: "Flat" | "Percentage" | null;
-  discount_percentage: string | null;
-  custom_image_url: string | null;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface VariantRow {
-  id: string;
-  quote_id: string;
-  quote_line_id: string;
-  size: string | null;
-  colour: string | null;
-  quantity: number;
-  unit_price_ex_gst: string;
-  buy_price: string;
-  extra_cost: string;
-  markup_type: "percentage" | "fixed" | null;
-  markup_value: string | null;
-  markup_source: "group" | "manual";
-  markup_group_id: string | null;
-  is_custom_line: boolean;
-  show_on_documents: boolean;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface DecorationRow {
-  id: string;
-  quote_id: string;
-  quote_group_id: string;
-  decoration_item_id: string | null;
-  method: QuoteGroupDecoration["method"];
-  position: string | null;
-  quantity: number;
-  unit_cost: string;
-  setup_cost: string;
-  base_unit_cost: string;
-  base_setup_cost: string;
-  include_setup_cost: boolean;
-  markup_type: "percentage" | "fixed" | null;
-  markup_value: string | null;
-  markup_source: "group" | "manual";
-  markup_group_id: string | null;
-  setup_markup_type: "percentage" | "fixed" | null;
-  setup_markup_value: string | null;
-  setup_markup_source: "group" | "manual";
-  setup_markup_group_id: string | null;
-  roll_up: boolean;
-  roll_up_setup: boolean;
-  show_on_documents: boolean;
-  description: string | null;
-  width_cm: string | null;
-  length_cm: string | null;
-  neckline_drop_cm: string | null;
-  screen_count: number | null;
-  screen_mesh_grade: string | null;
-  colour_count: number | null;
-  colours: { name: string; isBase: boolean }[];
-  special_instructions: string | null;
-  artwork_file_url: string | null;
-  separation_file_url: string | null;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const num = (value: string): number => Number(value);
-const numOrNull = (value: string | null): number | null => value === null ? null : Number(value);
+export type LineRow = RowOf<typeof LINES>;
+export type VariantRow = RowOf<typeof VARIANTS>;
+export type DecorationRow = RowOf<typeof DECORATIONS>;
 
 /** Cost and margin fields only for a caller holding costs.read (absent, not null, otherwise). */
 export function toVariant(row: VariantRow, costs: boolean): QuoteVariant {
-  return visibleTo({
-    id: row.id,
-    quoteLineId: row.quote_line_id,
-    size: row.size,
-    colour: row.colour,
-    quantity: row.quantity,
-    unitPriceExGst: num(row.unit_price_ex_gst),
-    buyPrice: num(row.buy_price),
-    extraCost: num(row.extra_cost),
-    markupType: row.markup_type,
-    markupValue: numOrNull(row.markup_value),
-    markupSource: row.markup_source,
-    markupGroupId: row.markup_group_id,
-    isCustomLine: row.is_custom_line,
-    showOnDocuments: row.show_on_documents,
-    sortOrder: row.sort_order,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  }, costs);
+  return visibleTo(VARIANTS.read(row), costs);
 }
 
 export function toLine(row: LineRow, variants: VariantRow[], costs: boolean): QuoteLine {
-  return {
-    id: row.id,
-    quoteGroupId: row.quote_group_id,
-    lineType: row.line_type,
-    garmentCatalogueItemId: row.garment_catalogue_item_id,
-    productName: row.product_name,
-    productSku: row.product_sku,
-    title: row.title,
-    description: row.description,
-    quantity: row.quantity,
-    unitPriceExGst: num(row.unit_price_ex_gst),
-    valueType: row.value_type,
-    percentage: numOrNull(row.percentage),
-    discountValueType: row.discount_value_type,
-    discountPercentage: numOrNull(row.discount_percentage),
-    customImageUrl: row.custom_image_url,
-    sortOrder: row.sort_order,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    variants: variants.map((v) => toVariant(v, costs)),
-  };
+  return { ...LINES.read(row), variants: variants.map((v) => toVariant(v, costs)) };
 }
 
 /** Colours come back base first, then in the operator's order (spec 2.6). */
@@ -148,59 +141,5 @@ export function orderColours(
 
 /** Cost and margin fields only for a caller holding costs.read (absent, not null, otherwise). */
 export function toDecoration(row: DecorationRow, costs: boolean): QuoteGroupDecoration {
-  return visibleTo({
-    id: row.id,
-    quoteGroupId: row.quote_group_id,
-    decorationItemId: row.decoration_item_id,
-    method: row.method,
-    position: row.position,
-    quantity: row.quantity,
-    setupCost: num(row.setup_cost),
-    unitCost: num(row.unit_cost),
-    baseUnitCost: num(row.base_unit_cost),
-    baseSetupCost: num(row.base_setup_cost),
-    includeSetupCost: row.include_setup_cost,
-    markupType: row.markup_type,
-    markupValue: numOrNull(row.markup_value),
-    markupSource: row.markup_source,
-    markupGroupId: row.markup_group_id,
-    setupMarkupType: row.setup_markup_type,
-    setupMarkupValue: numOrNull(row.setup_markup_value),
-    setupMarkupSource: row.setup_markup_source,
-    setupMarkupGroupId: row.setup_markup_group_id,
-    rollUp: row.roll_up,
-    rollUpSetup: row.roll_up_setup,
-    showOnDocuments: row.show_on_documents,
-    description: row.description,
-    widthCm: numOrNull(row.width_cm),
-    lengthCm: numOrNull(row.length_cm),
-    necklineDropCm: numOrNull(row.neckline_drop_cm),
-    screenCount: row.screen_count,
-    screenMeshGrade: row.screen_mesh_grade,
-    colourCount: row.colour_count,
-    colours: orderColours(row.colours),
-    specialInstructions: row.special_instructions,
-    artworkFileUrl: row.artwork_file_url,
-    separationFileUrl: row.separation_file_url,
-    sortOrder: row.sort_order,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  }, costs);
+  return visibleTo({ ...DECORATIONS.read(row), colours: orderColours(row.colours) }, costs);
 }
-
-export const LINE_COLUMNS = `id, quote_id, quote_group_id, line_type, garment_catalogue_item_id,
-  product_name, product_sku, title, description, quantity, unit_price_ex_gst, value_type,
-  percentage, discount_value_type, discount_percentage, custom_image_url, sort_order, created_at,
-  updated_at`;
-
-export const VARIANT_COLUMNS = `id, quote_id, quote_line_id, size, colour, quantity,
-  unit_price_ex_gst, buy_price, extra_cost, markup_type, markup_value, markup_source,
-  markup_group_id, is_custom_line, show_on_documents, sort_order, created_at, updated_at`;
-
-export const DECORATION_COLUMNS = `id, quote_id, quote_group_id, decoration_item_id, method,
-  position, quantity, unit_cost, setup_cost, base_unit_cost, base_setup_cost, include_setup_cost,
-  markup_type, markup_value, markup_source, markup_group_id, setup_markup_type,
-  setup_markup_value, setup_markup_source, setup_markup_group_id, roll_up, roll_up_setup,
-  show_on_documents, description, width_cm, length_cm, neckline_drop_cm, screen_count,
-  screen_mesh_grade, colour_count, colours, special_instructions, artwork_file_url,
-  separation_file_url, sort_order, created_at, updated_at`;

@@ -11,51 +11,28 @@ import {
   type QuoteLine,
   type UpdateQuoteLineBody,
 } from "@printshop/shared/contracts/quotes";
-import { assertNoProblem, conflict, notFound } from "@printshop/shared/http";
+import { assertNoProblem, conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { lineShapeProblem } from "../domain/rows.ts";
 import { addsNothing } from "../domain/pricing.ts";
-import { type LockedQuote, lockGroup, lockQuoteOfRow, recomputeQuote } from "./aggregate.ts";
-import {
-  LINE_COLUMNS,
-  type LineRow,
-  toLine,
-  VARIANT_COLUMNS,
-  type VariantRow,
-} from "./item_rows.ts";
+import { recomputeQuote } from "./aggregate.ts";
+import { lockGroup, lockQuoteRow } from "./quote_locks.ts";
+import { type LineRow, LINES, toLine, type VariantRow, VARIANTS } from "./item_rows.ts";
 import { GROUP_ROWS } from "./sequences.ts";
-
-/**
- * Locks the line's quote and reads the line, in one round trip: the read is sent behind the lock
- * on the same connection, so it runs once the lock is held (a line deleted meanwhile is a 404).
- */
-export async function lockLine(
-  tx: TransactionSql,
-  organizationId: string,
-  lineId: string,
-): Promise<{ line: LineRow; quote: LockedQuote }> {
-  const [quote, [line]] = await Promise.all([
-    lockQuoteOfRow(tx, organizationId, "quote_lines", lineId, "Quote line"),
-    tx<LineRow[]>`
-      SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines
-      WHERE id = ${lineId} AND organization_id = ${organizationId}`,
-  ]);
-  if (!line) throw notFound("Quote line", lineId);
-  return { line, quote };
-}
 
 /** A line (known to exist) with its variants, as the caller may see it, and whole for its event. */
 async function readLine(
   sql: TransactionSql,
+  organizationId: string,
   lineId: string,
   costs: boolean,
 ): Promise<{ shown: QuoteLine; payload: QuoteLine }> {
-  const [[line], variants] = await Promise.all([
-    sql<LineRow[]>`SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${lineId}`,
+  const [line, variants] = await Promise.all([
+    LINES.find(sql, organizationId, lineId),
     sql<VariantRow[]>`
-      SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE quote_line_id = ${lineId}
+      SELECT ${sql.unsafe(VARIANTS.select)} FROM quote_variants WHERE quote_line_id = ${lineId}
       ORDER BY sort_order, id`,
   ]);
   return {
@@ -96,17 +73,16 @@ export async function createLine(
         ${shape.discountValueType}, ${shape.discountPercentage}, ${input.customImageUrl ?? null},
         ${GROUP_ROWS.numberForInsert(tx, groupId, input.sortOrder)}
       )
-      RETURNING ${tx.unsafe(LINE_COLUMNS)}`;
+      RETURNING ${tx.unsafe(LINES.select)}`;
     let line: { shown: QuoteLine; payload: QuoteLine } | undefined;
     // The INSERT travels with what follows it (a placing, or the recomputation's reads); the
     // event goes with the recomputation's writes. A new line has no variants, so the
     // recomputation derives nothing of it: the row the INSERT returned is the line as written,
     // unless placing it moved its neighbours (then it is read again).
     const announce = async (): Promise<void> => {
-      const [row] = input.sortOrder !== undefined
-        ? await tx<LineRow[]>`
-          SELECT ${tx.unsafe(LINE_COLUMNS)} FROM quote_lines WHERE id = ${id}`
-        : await inserting;
+      const row = input.sortOrder !== undefined
+        ? await LINES.find(tx, organizationId, id)
+        : (await inserting)[0];
       line = { shown: toLine(row!, [], costs), payload: toLine(row!, [], true) };
       await writeEvent(tx, {
         organizationId,
@@ -153,7 +129,7 @@ export async function updateLine(
   costs: boolean,
 ): Promise<QuoteLine> {
   return await transaction(sql, async (tx) => {
-    const { line, quote } = await lockLine(tx, organizationId, lineId);
+    const { row: line, quote } = await lockQuoteRow(tx, organizationId, LINES, lineId);
     const [counted] = await tx<{ count: number }[]>`
       SELECT count(*)::int AS count FROM quote_variants WHERE quote_line_id = ${lineId}`;
     const count = counted!.count;
@@ -201,7 +177,7 @@ export async function updateLine(
       );
     }
     await recomputeQuote(tx, organizationId, quote);
-    const updated = await readLine(tx, lineId, costs);
+    const updated = await readLine(tx, organizationId, lineId, costs);
     await writeEvent(tx, {
       organizationId,
       type: "quote_line.updated",
@@ -214,7 +190,7 @@ export async function updateLine(
 
 export async function deleteLine(sql: Sql, organizationId: string, lineId: string): Promise<void> {
   await transaction(sql, async (tx) => {
-    const { line, quote } = await lockLine(tx, organizationId, lineId);
+    const { row: line, quote } = await lockQuoteRow(tx, organizationId, LINES, lineId);
     // The DELETE and the compaction go in one round trip, the event with the recomputation's
     // writes.
     await behind(

@@ -2,7 +2,6 @@ import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateMarkupGroupBody,
   DECORATION_METHODS,
-  type DecorationMethod,
   ListMarkupGroupsQuery,
   type MARKUP_GROUP_SORT_FIELDS,
   MARKUP_LANES,
@@ -10,8 +9,9 @@ import {
   type MarkupLane,
   type UpdateMarkupGroupBody,
 } from "@printshop/shared/contracts/quotes";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -24,19 +24,40 @@ import {
   sortedBands,
 } from "../domain/markup_groups.ts";
 
+/**
+ * The markup_groups table, declared once. Bands are stored as the API gives them (JSON numbers,
+ * sortedBands) and answered as stored.
+ */
+const MARKUP_GROUPS = defineTable({
+  name: "markup_groups",
+  tenant: true,
+  noun: "Markup group",
+  columns: {
+    id: col.uuid(),
+    name: col.text().filterable(),
+    lane: col.enum(MARKUP_LANES).filterable(),
+    decorationMethod: col.enum(DECORATION_METHODS).nullable().filterable(),
+    isDefault: col.boolean().filterable(),
+    appliesToSetupCost: col.boolean().filterable(),
+    bands: col.json<BandJson[]>(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
+
+type MarkupGroupRow = RowOf<typeof MARKUP_GROUPS>;
+
 /** Every markup group of the organisation, for re-banding. */
 export async function markupGroupsForPricing(
   sql: Queryable,
   organizationId: string,
 ): Promise<PricingMarkupGroup[]> {
-  const rows = await sql<{
-    id: string;
-    lane: MarkupLane;
-    decoration_method: string | null;
-    is_default: boolean;
-    applies_to_setup_cost: boolean;
-    bands: BandJson[];
-  }[]>`
+  const rows = await sql<
+    Pick<
+      MarkupGroupRow,
+      "id" | "lane" | "decoration_method" | "is_default" | "applies_to_setup_cost" | "bands"
+    >[]
+  >`
     SELECT id, lane, decoration_method, is_default, applies_to_setup_cost, bands
     FROM markup_groups WHERE organization_id = ${organizationId}`;
   return rows.map((row) => ({
@@ -100,39 +121,6 @@ export async function assertDefaultGroup(
 // ---------------------------------------------------------------------------------------------
 // The markup-group resource (`/v1/markup-groups`).
 
-const MARKUP_GROUP_COLUMNS = `id, name, lane, decoration_method, is_default,
-  applies_to_setup_cost, bands, created_at, updated_at`;
-
-interface MarkupGroupRow {
-  id: string;
-  name: string;
-  lane: MarkupLane;
-  decoration_method: DecorationMethod | null;
-  is_default: boolean;
-  applies_to_setup_cost: boolean;
-  bands: BandJson[];
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toMarkupGroup(row: MarkupGroupRow): MarkupGroup {
-  return {
-    id: row.id,
-    name: row.name,
-    lane: row.lane,
-    decorationMethod: row.decoration_method,
-    isDefault: row.is_default,
-    appliesToSetupCost: row.applies_to_setup_cost,
-    bands: row.bands.map((b) => ({
-      from: Number(b.from),
-      markupType: b.markupType,
-      markupValue: Number(b.markupValue),
-    })),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
 function assertValid(candidate: MarkupGroupCandidate): void {
   const details = markupGroupProblems(candidate);
   if (details.length > 0) throw invalid("markup group", details);
@@ -160,9 +148,9 @@ async function unsetDefault(
     WHERE organization_id = ${organizationId} AND lane = ${lane}
       AND coalesce(decoration_method, '') = ${decorationMethod ?? ""}
       AND is_default AND id <> ${keepId}
-    RETURNING ${tx.unsafe(MARKUP_GROUP_COLUMNS)}`;
+    RETURNING ${tx.unsafe(MARKUP_GROUPS.select)}`;
   for (const row of rows) {
-    const group = toMarkupGroup(row);
+    const group = MARKUP_GROUPS.read(row);
     await writeEvent(tx, {
       organizationId,
       type: "markup_group.updated",
@@ -173,19 +161,13 @@ async function unsetDefault(
 }
 
 /** The markup-group list's fields: what `filters` may name, and what `sortField` orders on. */
-export const MARKUP_GROUP_FIELDS = fieldTable({
-  name: { type: "text" },
-  lane: { type: "enum", values: MARKUP_LANES },
-  decorationMethod: { type: "enum", values: DECORATION_METHODS, nullable: true },
-  isDefault: { type: "boolean" },
-  appliesToSetupCost: { type: "boolean" },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof MARKUP_GROUP_SORT_FIELDS[number]>;
+export const MARKUP_GROUP_FIELDS = MARKUP_GROUPS.fields() satisfies FieldTable<
+  typeof MARKUP_GROUP_SORT_FIELDS[number]
+>;
 
 const MARKUP_GROUP_LIST = listSpec(ListMarkupGroupsQuery, {
   from: "markup_groups",
-  select: MARKUP_GROUP_COLUMNS,
+  select: MARKUP_GROUPS.select,
   fields: MARKUP_GROUP_FIELDS,
   order: { field: "createdAt", direction: "asc" },
 });
@@ -200,8 +182,8 @@ export async function listMarkupGroups(
   return await offsetPage(
     sql,
     MARKUP_GROUP_LIST,
-    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
-    (rows: MarkupGroupRow[]) => rows.map(toMarkupGroup),
+    { where: MARKUP_GROUPS.ofOrganization(organizationId)(sql), query, pageSizeMax },
+    (rows: MarkupGroupRow[]) => rows.map(MARKUP_GROUPS.read),
   );
 }
 
@@ -210,11 +192,9 @@ export async function findMarkupGroup(
   organizationId: string,
   id: string,
 ): Promise<MarkupGroup> {
-  const [row] = await sql<MarkupGroupRow[]>`
-    SELECT ${sql.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
-  if (!row) throw notFound("Markup group", id);
-  return toMarkupGroup(row);
+  const row = await MARKUP_GROUPS.find(sql, organizationId, id);
+  if (!row) throw notFound(MARKUP_GROUPS.noun, id);
+  return MARKUP_GROUPS.read(row);
 }
 
 /**
@@ -246,8 +226,8 @@ export async function createMarkupGroup(
       ) VALUES (
         ${id}, ${organizationId}, ${input.name}, ${candidate.lane}, ${candidate.decorationMethod},
         ${isDefault}, ${candidate.appliesToSetupCost}, ${tx.json(sortedBands(candidate.bands))}
-      ) RETURNING ${tx.unsafe(MARKUP_GROUP_COLUMNS)}`;
-    const group = toMarkupGroup(row!);
+      ) RETURNING ${tx.unsafe(MARKUP_GROUPS.select)}`;
+    const group = MARKUP_GROUPS.read(row!);
     await writeEvent(tx, {
       organizationId,
       type: "markup_group.created",
@@ -273,11 +253,8 @@ export async function updateMarkupGroup(
 ): Promise<MarkupGroup> {
   return await transaction(sql, async (tx) => {
     await lockDefaults(tx, organizationId);
-    const [row] = await tx<MarkupGroupRow[]>`
-      SELECT ${tx.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
-      WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-    if (!row) throw notFound("Markup group", id);
-    if (Object.keys(input).length === 0) return toMarkupGroup(row);
+    const row = await MARKUP_GROUPS.lock(tx, organizationId, id);
+    if (Object.keys(input).length === 0) return MARKUP_GROUPS.read(row);
     const lane = input.lane ?? row.lane;
     const candidate: MarkupGroupCandidate = {
       lane,
@@ -303,8 +280,8 @@ export async function updateMarkupGroup(
         bands = ${tx.json(sortedBands(candidate.bands))},
         updated_at = now()
       WHERE id = ${id}
-      RETURNING ${tx.unsafe(MARKUP_GROUP_COLUMNS)}`;
-    const group = toMarkupGroup(updated!);
+      RETURNING ${tx.unsafe(MARKUP_GROUPS.select)}`;
+    const group = MARKUP_GROUPS.read(updated!);
     await writeEvent(tx, {
       organizationId,
       type: "markup_group.updated",
@@ -329,10 +306,7 @@ export async function deleteMarkupGroup(
   id: string,
 ): Promise<MarkupGroup> {
   return await transaction(sql, async (tx) => {
-    const [row] = await tx<MarkupGroupRow[]>`
-      SELECT ${tx.unsafe(MARKUP_GROUP_COLUMNS)} FROM markup_groups
-      WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`;
-    if (!row) throw notFound("Markup group", id);
+    const row = await MARKUP_GROUPS.lock(tx, organizationId, id);
     const [usage] = await tx<{ variants: number; decorations: number }[]>`
       SELECT
         (SELECT count(*)::int FROM quote_variants WHERE markup_group_id = ${id}) AS variants,
@@ -347,7 +321,7 @@ export async function deleteMarkupGroup(
       );
     }
     await tx`DELETE FROM markup_groups WHERE id = ${id}`;
-    const group = toMarkupGroup(row);
+    const group = MARKUP_GROUPS.read(row);
     await writeEvent(tx, {
       organizationId,
       type: "markup_group.deleted",

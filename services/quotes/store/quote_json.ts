@@ -3,9 +3,9 @@
  * quote whole (groups → lines → variants, groups → decorations), so GET /v1/quotes and
  * GET /v1/quotes/{id} send it without mapping rows to objects or stringifying them in JS.
  *
- * The field lists below are the single source of the keys, their order and which are cost
- * fields; they follow the JS presenters in rows.ts and item_rows.ts (toQuote, toGroup, toLine,
- * toVariant, toDecoration), which stay for the write answers of groups and items, and
+ * The keys, their order, their columns and how each is rendered come from the tables'
+ * declarations (rows.ts, item_rows.ts), which the JS presenters (toQuote, toGroup, toLine,
+ * toVariant, toDecoration) read too; they stay for the write answers of groups and items, and
  * read_model_parity_test.ts checks the two agree. Both cost visibilities are generated from the
  * same lists: without costs.read the cost and margin keys (shared/costs.ts) are absent, not null.
  *
@@ -18,6 +18,7 @@
  * - uuid: `"…"` (hex and dashes need no escaping)
  * - text: to_json(text), which escapes quotes, backslashes and control characters
  * - enum: `"…"` as stored; only for columns whose CHECK constraint allows plain words alone
+ *   (every enum column but a decoration's method, which has none and is rendered as text)
  * - number: an integer as written by PostgreSQL
  * - decimal: a numeric without the trailing zeros of its column's scale (`7.7000` → `7.7`,
  *   `10.00` → `10`), so a quote reads exactly as the answers written in JavaScript do; a numeric
@@ -36,6 +37,8 @@
 
 import { isCostsReadField } from "@printshop/shared/costs";
 import { clientNameSql } from "./customers.ts";
+import { GROUPS, QUOTES } from "./rows.ts";
+import { DECORATIONS, LINES, VARIANTS } from "./item_rows.ts";
 
 type Kind =
   | "uuid"
@@ -66,45 +69,53 @@ const field = (
 ): Field => ({ key, sql, kind, ...options, cost: isCostsReadField(key) });
 const NULLABLE = { nullable: true };
 
-const VARIANT_FIELDS: Field[] = [
-  field("id", "v.id", "uuid"),
-  field("quoteLineId", "v.quote_line_id", "uuid"),
-  field("size", "v.size", "text", NULLABLE),
-  field("colour", "v.colour", "text", NULLABLE),
-  field("quantity", "v.quantity", "number"),
-  field("unitPriceExGst", "v.unit_price_ex_gst", "decimal"),
-  field("buyPrice", "v.buy_price", "decimal"),
-  field("extraCost", "v.extra_cost", "decimal"),
-  field("markupType", "v.markup_type", "enum", NULLABLE),
-  field("markupValue", "v.markup_value", "decimal", NULLABLE),
-  field("markupSource", "v.markup_source", "enum"),
-  field("markupGroupId", "v.markup_group_id", "uuid", NULLABLE),
-  field("isCustomLine", "v.is_custom_line", "boolean"),
-  field("showOnDocuments", "v.show_on_documents", "boolean"),
-  field("sortOrder", "v.sort_order", "number"),
-  field("createdAt", "v.created_at", "timestamp"),
-  field("updatedAt", "v.updated_at", "timestamp"),
-];
+/** How a column is rendered, by its SQL type (an enum column: "enum"). */
+const KIND_OF: Readonly<Record<string, Kind>> = {
+  uuid: "uuid",
+  text: "text",
+  integer: "number",
+  numeric: "decimal",
+  boolean: "boolean",
+  timestamptz: "timestamp",
+  date: "date",
+};
+
+/** A table as its declaration gives it (shared/db/table.ts). */
+interface Declared {
+  readonly columns: Readonly<
+    Record<string, { sqlType: string; values: readonly string[] | null; isNullable: boolean }>
+  >;
+  readonly columnNames: Readonly<Record<string, string>>;
+}
+
+/**
+ * The keys of a table's resource in their declared order, each read from its column through
+ * `alias`: rendered by what the column holds unless `rendered` says otherwise, and followed by
+ * the keys `after` places behind it (keys no column holds).
+ */
+function columnFields(
+  table: Declared,
+  alias: string,
+  options: {
+    rendered?: Readonly<Record<string, { kind: Kind; sql?: string }>>;
+    after?: Readonly<Record<string, readonly Field[]>>;
+  } = {},
+): Field[] {
+  return Object.entries(table.columns).flatMap(([key, column]) => {
+    const own = options.rendered?.[key];
+    const kind = own?.kind ?? (column.values ? "enum" : KIND_OF[column.sqlType]!);
+    const sql = own?.sql ?? `${alias}.${table.columnNames[key]}`;
+    return [
+      field(key, sql, kind, column.isNullable ? NULLABLE : {}),
+      ...options.after?.[key] ?? [],
+    ];
+  });
+}
+
+const VARIANT_FIELDS = columnFields(VARIANTS, "v");
 
 const LINE_FIELDS = (variants: string): Field[] => [
-  field("id", "l.id", "uuid"),
-  field("quoteGroupId", "l.quote_group_id", "uuid"),
-  field("lineType", "l.line_type", "enum"),
-  field("garmentCatalogueItemId", "l.garment_catalogue_item_id", "uuid", NULLABLE),
-  field("productName", "l.product_name", "text"),
-  field("productSku", "l.product_sku", "text", NULLABLE),
-  field("title", "l.title", "text", NULLABLE),
-  field("description", "l.description", "text", NULLABLE),
-  field("quantity", "l.quantity", "number"),
-  field("unitPriceExGst", "l.unit_price_ex_gst", "decimal"),
-  field("valueType", "l.value_type", "enum", NULLABLE),
-  field("percentage", "l.percentage", "decimal", NULLABLE),
-  field("discountValueType", "l.discount_value_type", "enum", NULLABLE),
-  field("discountPercentage", "l.discount_percentage", "decimal", NULLABLE),
-  field("customImageUrl", "l.custom_image_url", "text", NULLABLE),
-  field("sortOrder", "l.sort_order", "number"),
-  field("createdAt", "l.created_at", "timestamp"),
-  field("updatedAt", "l.updated_at", "timestamp"),
+  ...columnFields(LINES, "l"),
   field("variants", variants, "array"),
 ];
 
@@ -115,92 +126,27 @@ const COLOURS_SQL = `CASE WHEN d.colours <> '[]'::jsonb THEN (
       FROM jsonb_array_elements(d.colours) WITH ORDINALITY AS c (value, n)
     ) END`;
 
-const DECORATION_FIELDS: Field[] = [
-  field("id", "d.id", "uuid"),
-  field("quoteGroupId", "d.quote_group_id", "uuid"),
-  field("decorationItemId", "d.decoration_item_id", "uuid", NULLABLE),
-  field("method", "d.method", "text", NULLABLE),
-  field("position", "d.position", "text", NULLABLE),
-  field("quantity", "d.quantity", "number"),
-  field("setupCost", "d.setup_cost", "decimal"),
-  field("unitCost", "d.unit_cost", "decimal"),
-  field("baseUnitCost", "d.base_unit_cost", "decimal"),
-  field("baseSetupCost", "d.base_setup_cost", "decimal"),
-  field("includeSetupCost", "d.include_setup_cost", "boolean"),
-  field("markupType", "d.markup_type", "enum", NULLABLE),
-  field("markupValue", "d.markup_value", "decimal", NULLABLE),
-  field("markupSource", "d.markup_source", "enum"),
-  field("markupGroupId", "d.markup_group_id", "uuid", NULLABLE),
-  field("setupMarkupType", "d.setup_markup_type", "enum", NULLABLE),
-  field("setupMarkupValue", "d.setup_markup_value", "decimal", NULLABLE),
-  field("setupMarkupSource", "d.setup_markup_source", "enum"),
-  field("setupMarkupGroupId", "d.setup_markup_group_id", "uuid", NULLABLE),
-  field("rollUp", "d.roll_up", "boolean"),
-  field("rollUpSetup", "d.roll_up_setup", "boolean"),
-  field("showOnDocuments", "d.show_on_documents", "boolean"),
-  field("description", "d.description", "text", NULLABLE),
-  field("widthCm", "d.width_cm", "decimal", NULLABLE),
-  field("lengthCm", "d.length_cm", "decimal", NULLABLE),
-  field("necklineDropCm", "d.neckline_drop_cm", "decimal", NULLABLE),
-  field("screenCount", "d.screen_count", "number", NULLABLE),
-  field("screenMeshGrade", "d.screen_mesh_grade", "text", NULLABLE),
-  field("colourCount", "d.colour_count", "number", NULLABLE),
-  field("colours", COLOURS_SQL, "array"),
-  field("specialInstructions", "d.special_instructions", "text", NULLABLE),
-  field("artworkFileUrl", "d.artwork_file_url", "text", NULLABLE),
-  field("separationFileUrl", "d.separation_file_url", "text", NULLABLE),
-  field("sortOrder", "d.sort_order", "number"),
-  field("createdAt", "d.created_at", "timestamp"),
-  field("updatedAt", "d.updated_at", "timestamp"),
-];
+const DECORATION_FIELDS = columnFields(DECORATIONS, "d", {
+  // No CHECK constraint holds the method to plain words: it is escaped as text.
+  rendered: { method: { kind: "text" }, colours: { kind: "array", sql: COLOURS_SQL } },
+});
 
 /** `totalQuantity` is the sum over the group's Garment lines (toGroup). */
 const GROUP_FIELDS = (lines: string, totalQuantity: string, decorations: string): Field[] => [
-  field("id", "g.id", "uuid"),
-  field("quoteId", "g.quote_id", "uuid"),
-  field("name", "g.name", "text"),
-  field("totalQuantity", totalQuantity, "number"),
-  field("sortOrder", "g.sort_order", "number"),
-  field("rollUpDecoration", "g.roll_up_decoration", "boolean"),
-  field("rollUpSetup", "g.roll_up_setup", "boolean"),
-  field("createdAt", "g.created_at", "timestamp"),
-  field("updatedAt", "g.updated_at", "timestamp"),
+  ...columnFields(GROUPS, "g", {
+    after: { name: [field("totalQuantity", totalQuantity, "number")] },
+  }),
   field("lines", lines, "array"),
   field("decorations", decorations, "array"),
 ];
 
-const QUOTE_FIELDS = (groups: string): Field[] => [
-  field("id", "q.id", "uuid"),
-  field("status", "q.status", "enum"),
-  field("subtotalExGst", "q.subtotal_ex_gst", "decimal"),
-  field("gstAmount", "q.gst_amount", "decimal"),
-  field("totalIncGst", "q.total_inc_gst", "decimal"),
-  field("createdAt", "q.created_at", "timestamp"),
-  field("updatedAt", "q.updated_at", "timestamp"),
-  field("groups", groups, "array"),
-  field("quoteRef", "q.quote_ref", "text"),
-  field("reference", "q.reference", "text", NULLABLE),
-  field("clientId", "q.client_id", "uuid", NULLABLE),
-  field("clientName", clientNameSql("q"), "text", NULLABLE),
-  field("contactId", "q.contact_id", "uuid", NULLABLE),
-  field("shippingAddressId", "q.shipping_address_id", "uuid", NULLABLE),
-  field("salesRepEmail", "q.sales_rep_email", "text", NULLABLE),
-  field("deliveryMethod", "q.delivery_method", "text", NULLABLE),
-  field("deliveryDate", "q.delivery_date", "date", NULLABLE),
-  field("productionDeadline", "q.production_deadline", "date", NULLABLE),
-  field("invoiceDueDate", "q.invoice_due_date", "date", NULLABLE),
-  field("notes", "q.notes", "text", NULLABLE),
-  field("taxRateId", "q.tax_rate_id", "uuid", NULLABLE),
-  field("taxName", "q.tax_name", "text"),
-  field("taxRatePct", "q.tax_rate_pct", "decimal"),
-  field("mockId", "q.mock_id", "uuid", NULLABLE),
-  field("jobId", "q.job_id", "text", NULLABLE),
-  field("jobRef", "q.job_ref", "text", NULLABLE),
-  field("invoiceId", "q.invoice_id", "text", NULLABLE),
-  field("invoiceStatus", "q.invoice_status", "text", NULLABLE),
-  field("sentToEmail", "q.sent_to_email", "text", NULLABLE),
-  field("sentAt", "q.sent_at", "timestamp", NULLABLE),
-];
+const QUOTE_FIELDS = (groups: string): Field[] =>
+  columnFields(QUOTES, "q", {
+    after: {
+      updatedAt: [field("groups", groups, "array")],
+      clientId: [field("clientName", clientNameSql("q"), "text", NULLABLE)],
+    },
+  });
 
 /** An SQL string literal. */
 const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;

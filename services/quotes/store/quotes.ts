@@ -1,10 +1,9 @@
-import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateQuoteBody,
   ListQuotesQuery,
   type Quote,
   type QUOTE_SORT_FIELDS,
-  QUOTE_STATUSES,
   type QuoteStatus,
   type UpdateQuoteBody,
 } from "@printshop/shared/contracts/quotes";
@@ -15,9 +14,8 @@ import {
   changedColumns,
   type EveryFieldHasAColumn,
   type FieldTable,
-  fieldTable,
 } from "@printshop/shared/db/fields";
-import type { QuoteRow } from "./rows.ts";
+import { type QuoteRow, QUOTES } from "./rows.ts";
 import { listSpec } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
@@ -34,28 +32,7 @@ import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
 
 /** The quote list's fields: what `filters` may name, and what `sortField` orders on. */
-const QUOTE_FIELDS = fieldTable({
-  status: { type: "enum", values: QUOTE_STATUSES },
-  // Sorted by number, so Q-10 follows Q-9.
-  quoteRef: { type: "text", sortColumn: "quote_number", sortType: "number" },
-  reference: { type: "text", nullable: true },
-  clientId: { type: "uuid", nullable: true },
-  contactId: { type: "uuid", nullable: true },
-  salesRepEmail: { type: "text", nullable: true },
-  deliveryMethod: { type: "text", nullable: true },
-  deliveryDate: { type: "date", nullable: true },
-  productionDeadline: { type: "date", nullable: true },
-  invoiceDueDate: { type: "date", nullable: true },
-  jobId: { type: "text", nullable: true },
-  jobRef: { type: "text", nullable: true },
-  invoiceId: { type: "text", nullable: true },
-  invoiceStatus: { type: "text", nullable: true },
-  subtotalExGst: { type: "number" },
-  totalIncGst: { type: "number" },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-  sentAt: { type: "datetime", nullable: true },
-}) satisfies FieldTable<typeof QUOTE_SORT_FIELDS[number]>;
+const QUOTE_FIELDS = QUOTES.fields() satisfies FieldTable<typeof QUOTE_SORT_FIELDS[number]>;
 
 /** The tax rate a quote names, or the organisation's default; an unknown id is a 400. */
 async function taxRateFor(
@@ -238,18 +215,6 @@ export async function findQuoteJson(
 // Each field a PATCH may change is written to the column of its name.
 const _columns: EveryFieldHasAColumn<UpdateQuoteBody, QuoteRow> = true;
 
-async function lockQuote(
-  tx: TransactionSql,
-  organizationId: string,
-  quoteId: string,
-): Promise<{ id: string; status: QuoteStatus; tax_rate_pct: string }> {
-  const [row] = await tx<{ id: string; status: QuoteStatus; tax_rate_pct: string }[]>`
-    SELECT id, status, tax_rate_pct FROM quotes
-    WHERE organization_id = ${organizationId} AND id = ${quoteId} FOR UPDATE`;
-  if (!row) throw notFound("Quote", quoteId);
-  return row;
-}
-
 /**
  * Changes a quote's own fields. These are references and dates an integrator keeps in step at
  * any status; a new tax rate is the exception: it changes the totals, so only a draft takes it.
@@ -263,7 +228,7 @@ export async function updateQuote(
   costs: boolean,
 ): Promise<string> {
   return await transaction(sql, async (tx) => {
-    const locked = await lockQuote(tx, organizationId, quoteId);
+    const locked = await QUOTES.lock(tx, organizationId, quoteId);
     const changes = changedColumns(input, ["taxRateId"]);
     let taxRatePct = locked.tax_rate_pct;
     if (input.taxRateId !== undefined) {
@@ -334,7 +299,7 @@ export async function setQuoteStatus(
   costs: boolean,
 ): Promise<string> {
   return await transaction(sql, async (tx) => {
-    const locked = await lockQuote(tx, organizationId, quoteId);
+    const locked = await QUOTES.lock(tx, organizationId, quoteId);
     const from = locked.status;
     const to = input.status;
     if (!canMove(from, to)) {

@@ -1,15 +1,15 @@
 import type { Queryable } from "@printshop/shared/db";
 import type { QuoteGroup } from "@printshop/shared/contracts/quotes";
-import { GROUP_COLUMNS, type GroupRow, toGroup } from "./rows.ts";
+import { type GroupRow, GROUPS, toGroup } from "./rows.ts";
 import {
-  DECORATION_COLUMNS,
   type DecorationRow,
-  LINE_COLUMNS,
+  DECORATIONS,
   type LineRow,
+  LINES,
   toDecoration,
   toLine,
-  VARIANT_COLUMNS,
   type VariantRow,
+  VARIANTS,
 } from "./item_rows.ts";
 
 function bySortOrder(
@@ -47,13 +47,13 @@ export async function groupsOfQuotes(
   if (quoteIds.length === 0) return new Map();
   const [groups, lines, variants, decorations] = await Promise.all([
     // Unordered: sorting a few rows per parent here is cheaper than sorting them all in SQL.
-    sql<GroupRow[]>`SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM quote_groups
+    sql<GroupRow[]>`SELECT ${sql.unsafe(GROUPS.select)} FROM quote_groups
       WHERE quote_id = ANY(${quoteIds}::uuid[])`,
-    sql<LineRow[]>`SELECT ${sql.unsafe(LINE_COLUMNS)} FROM quote_lines
+    sql<LineRow[]>`SELECT ${sql.unsafe(LINES.select)} FROM quote_lines
       WHERE quote_id = ANY(${quoteIds}::uuid[])`,
-    sql<VariantRow[]>`SELECT ${sql.unsafe(VARIANT_COLUMNS)} FROM quote_variants
+    sql<VariantRow[]>`SELECT ${sql.unsafe(VARIANTS.select)} FROM quote_variants
       WHERE quote_id = ANY(${quoteIds}::uuid[])`,
-    sql<DecorationRow[]>`SELECT ${sql.unsafe(DECORATION_COLUMNS)} FROM quote_decorations
+    sql<DecorationRow[]>`SELECT ${sql.unsafe(DECORATIONS.select)} FROM quote_decorations
       WHERE quote_id = ANY(${quoteIds}::uuid[])`,
   ]);
   for (

@@ -5,10 +5,28 @@ import {
   type TAX_RATE_SORT_FIELDS,
   type TaxRate,
 } from "@printshop/shared/contracts/quotes";
-import { type FieldTable, fieldTable } from "@printshop/shared/db/fields";
+import type { FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
+
+/** The tax_rates table, declared once: the resource's columns, and those lists use. */
+const TAX_RATES = defineTable({
+  name: "tax_rates",
+  tenant: true,
+  noun: "Tax rate",
+  columns: {
+    id: col.uuid(),
+    name: col.text().filterable(),
+    ratePct: col.number().filterable(),
+    isDefault: col.boolean().filterable(),
+    createdAt: col.timestamp().filterable(),
+    updatedAt: col.timestamp().filterable(),
+  },
+});
+
+type TaxRateRow = RowOf<typeof TAX_RATES>;
 
 /** The organisation's default until it chooses another. */
 export const DEFAULT_TAX_RATE = { name: "GST", ratePct: "10" } as const;
@@ -20,29 +38,8 @@ export interface TaxRateRef {
   ratePct: string;
 }
 
-const TAX_RATE_COLUMNS = "id, name, rate_pct, is_default, created_at, updated_at";
-
-interface TaxRateRow {
-  id: string;
-  name: string;
-  rate_pct: string;
-  is_default: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toTaxRate(row: TaxRateRow): TaxRate {
-  return {
-    id: row.id,
-    name: row.name,
-    ratePct: Number(row.rate_pct),
-    isDefault: row.is_default,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-function toRef(row: Pick<TaxRateRow, "id" | "name" | "rate_pct">): TaxRateRef {
+/** The rate as a quote copies it: the exact text, where the resource answers a JSON number. */
+function toRef(row: TaxRateRow): TaxRateRef {
   return { id: row.id, name: row.name, ratePct: row.rate_pct };
 }
 
@@ -63,7 +60,7 @@ async function lockDefault(tx: Queryable, organizationId: string): Promise<void>
 
 async function findDefault(tx: Queryable, organizationId: string): Promise<TaxRateRow | null> {
   const [row] = await tx<TaxRateRow[]>`
-    SELECT ${tx.unsafe(TAX_RATE_COLUMNS)} FROM tax_rates
+    SELECT ${tx.unsafe(TAX_RATES.select)} FROM tax_rates
     WHERE organization_id = ${organizationId} AND is_default`;
   return row ?? null;
 }
@@ -94,9 +91,9 @@ async function createDefault(tx: Queryable, organizationId: string): Promise<Tax
     VALUES (${uuidv7()}, ${organizationId}, ${DEFAULT_TAX_RATE.name},
             ${DEFAULT_TAX_RATE.ratePct}, true)
     ON CONFLICT (organization_id) WHERE is_default DO NOTHING
-    RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
+    RETURNING ${tx.unsafe(TAX_RATES.select)}`;
   if (inserted) {
-    const rate = toTaxRate(inserted);
+    const rate = TAX_RATES.read(inserted);
     await writeEvent(tx, {
       organizationId,
       type: "tax_rate.created",
@@ -116,25 +113,18 @@ export async function findTaxRate(
   organizationId: string,
   id: string,
 ): Promise<TaxRateRef | null> {
-  const [row] = await tx<Pick<TaxRateRow, "id" | "name" | "rate_pct">[]>`
-    SELECT id, name, rate_pct FROM tax_rates
-    WHERE organization_id = ${organizationId} AND id = ${id}`;
+  const row = await TAX_RATES.find(tx, organizationId, id);
   return row ? toRef(row) : null;
 }
 
-/** The organisation's tax rates, the default first, then by creation; GST 10 % if none yet. */
 /** The tax-rate list's fields: what `filters` may name, and what `sortField` orders on. */
-export const TAX_RATE_FIELDS = fieldTable({
-  name: { type: "text" },
-  ratePct: { type: "number" },
-  isDefault: { type: "boolean" },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
-}) satisfies FieldTable<typeof TAX_RATE_SORT_FIELDS[number]>;
+export const TAX_RATE_FIELDS = TAX_RATES.fields() satisfies FieldTable<
+  typeof TAX_RATE_SORT_FIELDS[number]
+>;
 
 const TAX_RATE_LIST = listSpec(ListTaxRatesQuery, {
   from: "tax_rates",
-  select: TAX_RATE_COLUMNS,
+  select: TAX_RATES.select,
   fields: TAX_RATE_FIELDS,
   first: "is_default DESC",
   order: { field: "createdAt", direction: "asc" },
@@ -151,8 +141,8 @@ export async function listTaxRates(
   return await offsetPage(
     sql,
     TAX_RATE_LIST,
-    { where: sql`organization_id = ${organizationId}`, query, pageSizeMax },
-    (rows: TaxRateRow[]) => rows.map(toTaxRate),
+    { where: TAX_RATES.ofOrganization(organizationId)(sql), query, pageSizeMax },
+    (rows: TaxRateRow[]) => rows.map(TAX_RATES.read),
   );
 }
 
@@ -174,9 +164,9 @@ export async function createTaxRate(
       const previous = await tx<TaxRateRow[]>`
         UPDATE tax_rates SET is_default = false, updated_at = now()
         WHERE organization_id = ${organizationId} AND is_default
-        RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
+        RETURNING ${tx.unsafe(TAX_RATES.select)}`;
       for (const row of previous) {
-        const rate = toTaxRate(row);
+        const rate = TAX_RATES.read(row);
         await writeEvent(tx, {
           organizationId,
           type: "tax_rate.updated",
@@ -188,8 +178,8 @@ export async function createTaxRate(
     const [row] = await tx<TaxRateRow[]>`
       INSERT INTO tax_rates (id, organization_id, name, rate_pct, is_default)
       VALUES (${id}, ${organizationId}, ${input.name}, ${String(input.ratePct)}, ${isDefault})
-      RETURNING ${tx.unsafe(TAX_RATE_COLUMNS)}`;
-    const rate = toTaxRate(row!);
+      RETURNING ${tx.unsafe(TAX_RATES.select)}`;
+    const rate = TAX_RATES.read(row!);
     await writeEvent(tx, {
       organizationId,
       type: "tax_rate.created",

@@ -5,7 +5,7 @@ import {
   type QuoteVariant,
   type UpdateQuoteVariantBody,
 } from "@printshop/shared/contracts/quotes";
-import { assertNoProblem, conflict, notFound } from "@printshop/shared/http";
+import { assertNoProblem, conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import {
@@ -15,31 +15,11 @@ import {
   type VariantInput,
 } from "../domain/pricing.ts";
 import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
-import { type LockedQuote, lockQuoteOfRow, type RebandScope, recomputeQuote } from "./aggregate.ts";
-import { toVariant, VARIANT_COLUMNS, type VariantRow } from "./item_rows.ts";
-import { lockLine } from "./lines.ts";
+import { type RebandScope, recomputeQuote } from "./aggregate.ts";
+import { type LockedQuote, lockQuoteRow } from "./quote_locks.ts";
+import { LINES, toVariant, type VariantRow, VARIANTS } from "./item_rows.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
-
-/**
- * Locks the variant's quote and reads the variant, in one round trip: the read is sent behind the
- * lock on the same connection, so it runs once the lock is held and sees the variant as it is
- * then (a variant deleted meanwhile is a 404).
- */
-async function lockVariant(
-  tx: TransactionSql,
-  organizationId: string,
-  variantId: string,
-): Promise<{ variant: VariantRow; quote: LockedQuote }> {
-  const [quote, [variant]] = await Promise.all([
-    lockQuoteOfRow(tx, organizationId, "quote_variants", variantId, "Quote variant"),
-    tx<VariantRow[]>`
-      SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants
-      WHERE id = ${variantId} AND organization_id = ${organizationId}`,
-  ]);
-  if (!variant) throw notFound("Quote variant", variantId);
-  return { variant, quote };
-}
 
 export async function createVariant(
   sql: Sql,
@@ -49,7 +29,7 @@ export async function createVariant(
   costs: boolean,
 ): Promise<QuoteVariant> {
   return await transaction(sql, async (tx) => {
-    const { line, quote } = await lockLine(tx, organizationId, lineId);
+    const { row: line, quote } = await lockQuoteRow(tx, organizationId, LINES, lineId);
     if (isAdjustment(line.line_type)) throw conflict(`A ${line.line_type} line has no variants`);
     const isCustomLine = input.isCustomLine ?? false;
     assertNoProblem(variantShapeProblem(isCustomLine, input.size ?? null, input.colour ?? null));
@@ -91,7 +71,7 @@ export async function createVariant(
         ${input.markupGroupId ?? null}, ${isCustomLine}, ${input.showOnDocuments ?? false},
         ${LINE_VARIANTS.numberForInsert(tx, lineId, input.sortOrder)}
       )
-      RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(VARIANTS.select)}`;
     // The INSERT travels with what follows it (a placing, or the recomputation's reads). A new
     // variant changes its line's quantity: every group row of the line re-bands.
     const [, saved] = await behind(
@@ -133,10 +113,9 @@ async function writeVariant(
   let saved: VariantRow | undefined;
   await recomputeQuote(tx, organizationId, quote, change.scope, {
     alongside: async (repriced) => {
-      const [row] = change.sortOrder !== undefined
-        ? await tx<VariantRow[]>`
-          SELECT ${tx.unsafe(VARIANT_COLUMNS)} FROM quote_variants WHERE id = ${id}`
-        : await written;
+      const row = change.sortOrder !== undefined
+        ? await VARIANTS.find(tx, organizationId, id)
+        : (await written)[0];
       saved = { ...row!, ...repriced.get(id) };
       await writeEvent(tx, {
         organizationId,
@@ -157,7 +136,7 @@ export async function updateVariant(
   costs: boolean,
 ): Promise<QuoteVariant> {
   return await transaction(sql, async (tx) => {
-    const { variant, quote } = await lockVariant(tx, organizationId, variantId);
+    const { row: variant, quote } = await lockQuoteRow(tx, organizationId, VARIANTS, variantId);
     assertNoProblem(variantPricingProblem(input));
     const isCustomLine = input.isCustomLine ?? variant.is_custom_line;
     assertNoProblem(variantShapeProblem(
@@ -228,7 +207,7 @@ export async function updateVariant(
     if (input.showOnDocuments !== undefined) changes.show_on_documents = input.showOnDocuments;
     const updating = tx<VariantRow[]>`
       UPDATE quote_variants SET ${tx(changes)}, updated_at = now() WHERE id = ${variantId}
-      RETURNING ${tx.unsafe(VARIANT_COLUMNS)}`;
+      RETURNING ${tx.unsafe(VARIANTS.select)}`;
     const quantityChanged = input.quantity !== undefined && input.quantity !== variant.quantity ||
       isCustomLine !== variant.is_custom_line;
     const sourceBecameGroup = markupSource === "group" &&
@@ -258,7 +237,7 @@ export async function deleteVariant(
   variantId: string,
 ): Promise<void> {
   await transaction(sql, async (tx) => {
-    const { variant, quote } = await lockVariant(tx, organizationId, variantId);
+    const { row: variant, quote } = await lockQuoteRow(tx, organizationId, VARIANTS, variantId);
     // The DELETE and the compaction go in one round trip, the event with the recomputation's
     // writes.
     await behind(
