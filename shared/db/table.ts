@@ -123,11 +123,44 @@ export const col = {
   textArray: (): Column<string[], string[]> => column(null, "text[]", same),
   /** `json`/`jsonb`, handed over as stored. */
   json: <T>(): Column<T, T> => column<T, T>(null, "jsonb", same),
+  /** `text[]` whose items take one of `values`. */
+  enumArray: <const V extends string>(_values: readonly V[]): Column<V[], V[]> =>
+    column<V[], V[]>(null, "text[]", same),
+  /** `bigint`, which the driver gives as text, as a JSON number (sizes, counts). */
+  bigint: (): Column<string, number> => column("integer", "bigint", Number),
+  /**
+   * A field of the resource the table does not hold (children, a joined name, a total): read
+   * from no column, but placed where it is declared, so the resource keeps its key order; its
+   * value is given to `read`.
+   */
+  computed: <T>(): Computed<T> => ({ computed: true }) as Computed<T>,
 };
+
+/** A computed field (`col.computed`): its type only. */
+export interface Computed<T> {
+  readonly computed: true;
+  /** Never set: it carries the type. */
+  readonly value?: T;
+}
 
 // deno-lint-ignore no-explicit-any
 type AnyColumn = Column<any, any, string | null, boolean>;
-type Columns = Record<string, AnyColumn>;
+/** What a table's `columns` may hold. */
+export type Columns = Record<string, AnyColumn | Computed<unknown>>;
+/** Any declared table, for helpers that work on several. */
+// deno-lint-ignore no-explicit-any
+export type AnyTable = Table<any>;
+
+/** The fields of `C` that are columns, and those that are computed. */
+type StoredOf<C extends Columns> = {
+  [K in keyof C & string]: C[K] extends AnyColumn ? K : never;
+}[keyof C & string];
+type ComputedOf<C extends Columns> = {
+  [K in keyof C & string]: C[K] extends Computed<unknown> ? K : never;
+}[keyof C & string];
+type ComputedValue<F> = F extends Computed<infer T> ? T : never;
+/** The values of a table's computed fields, for `read`. */
+export type ComputedFields<C extends Columns> = { [K in ComputedOf<C>]: ComputedValue<C[K]> };
 
 type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
@@ -137,16 +170,17 @@ type ColumnName<K extends string, C> = C extends Column<infer _D, infer _A, infe
   ? N extends string ? N : SnakeCase<K>
   : never;
 type DbOf<C> = C extends Column<infer D, infer _A, infer _N, boolean> ? D : never;
-type ApiOf<C> = C extends Column<infer _D, infer A, infer _N, boolean> ? A : never;
-
-/** A row as the driver gives it: each column under its own name. */
-export type RowOf<T extends Table<Columns>> = T extends Table<infer C>
-  ? { [K in keyof C & string as ColumnName<K, C[K]>]: DbOf<C[K]> }
+type ApiOf<C> = C extends Column<infer _D, infer A, infer _N, boolean> ? A
+  : C extends Computed<infer T> ? T
   : never;
 
-/** The resource's fields a table holds, as the API gives them. */
-export type ResourceOf<T extends Table<Columns>> = T extends Table<infer C>
-  ? { [K in keyof C]: ApiOf<C[K]> }
+/** A row as the driver gives it: each column under its own name. */
+export type RowOf<T> = T extends Table<infer C>
+  ? { [K in StoredOf<C> as ColumnName<K, C[K]>]: DbOf<C[K]> }
+  : never;
+
+/** The resource the table's fields make, computed ones included, as the API gives them. */
+export type ResourceOf<T> = T extends Table<infer C> ? { [K in keyof C]: ApiOf<C[K]> }
   : never;
 
 /** The fields lists of the table may filter and sort on. */
@@ -173,8 +207,8 @@ export interface Table<C extends Columns> extends Readonly<Omit<TableSpec<C>, "r
   readonly select: string;
   /** The same, each qualified by `alias` (`c.id, c.company_name, …`). */
   selectAs(alias: string): string;
-  /** Each field's column name. */
-  readonly columnNames: { readonly [K in keyof C]: string };
+  /** Each column field's column name. */
+  readonly columnNames: { readonly [K in StoredOf<C>]: string };
   /**
    * The field table of the table's lists: its filterable fields (fields.ts), qualified by
    * `alias`, and `extra` fields a list computes (a condition over several columns).
@@ -187,24 +221,43 @@ export interface Table<C extends Columns> extends Readonly<Omit<TableSpec<C>, "r
    * `name type, …` of `jsonb_to_recordset(…) AS r(…)`, for `fields` (the resource's, by field
    * name) and `more` columns the resource does not show (`organization_id uuid`).
    */
-  recordTypes(fields: readonly (keyof C & string)[], more?: readonly string[]): string;
-  /** A row's fields as the resource holds them. */
-  read(row: RowOf<Table<C>>): ResourceOf<Table<C>>;
+  recordTypes(fields: readonly StoredOf<C>[], more?: readonly string[]): string;
+  /**
+   * What a set-based insert names: the columns of every column field but `except`, then `more`
+   * (columns the resource does not show, `name type`), as a column list and the matching
+   * `jsonb_to_recordset` record.
+   */
+  insertable(
+    except: readonly StoredOf<C>[],
+    more?: readonly string[],
+  ): { columns: string; types: string };
+  /**
+   * A row as the resource holds it, with the values of its computed fields placed where they
+   * are declared.
+   */
+  read(row: RowOf<Table<C>>, computed?: ComputedFields<C>): ResourceOf<Table<C>>;
   /** The row with `id` in the organisation, or null. */
   find(tx: Queryable, organizationId: string, id: string): Promise<RowOf<Table<C>> | null>;
+  /** The row with `id` in the organisation; 404 when it has none. */
+  get(tx: Queryable, organizationId: string, id: string): Promise<RowOf<Table<C>>>;
   /** The row, locked for the rest of the transaction; 404 when the organisation has none. */
   lock(tx: Queryable, organizationId: string, id: string): Promise<RowOf<Table<C>>>;
   /** `organization_id = …`, the condition every tenant statement carries (qualified by alias). */
   ofOrganization(organizationId: string, alias?: string): (tx: Queryable) => Fragment;
 }
 
+const isComputed = (field: AnyColumn | Computed<unknown>): field is Computed<unknown> =>
+  "computed" in field;
+
 export function defineTable<const C extends Columns>(spec: TableSpec<C>): Table<C> {
-  const entries = Object.entries(spec.columns) as [string, AnyColumn][];
+  const fields = Object.entries(spec.columns);
+  const entries = fields.filter((entry): entry is [string, AnyColumn] => !isComputed(entry[1]));
   const names = Object.fromEntries(
     entries.map(([field, c]) => [field, c.name ?? columnOf(field)]),
-  ) as { [K in keyof C]: string };
+  ) as { [K in StoredOf<C>]: string };
+  const nameOf = (field: string): string => names[field as StoredOf<C>];
   const columnList = (alias?: string): string =>
-    entries.map(([field]) => (alias ? `${alias}.` : "") + names[field as keyof C]).join(", ");
+    entries.map(([field]) => (alias ? `${alias}.` : "") + nameOf(field)).join(", ");
   const select = columnList();
   const byId = (lock: boolean) => async (tx: Queryable, organizationId: string, id: string) => {
     const tenant = spec.tenant ? tx`AND organization_id = ${organizationId}` : tx``;
@@ -226,7 +279,7 @@ export function defineTable<const C extends Columns>(spec: TableSpec<C>): Table<
       const computed = extra ? fieldTable(extra, alias ? { alias } : {}) : {};
       return Object.fromEntries([
         ...listed.map(([field, c]) => {
-          const name = `${alias ? `${alias}.` : ""}${names[field as keyof C]}`;
+          const name = `${alias ? `${alias}.` : ""}${nameOf(field)}`;
           const column = c.listed!.column ?? name;
           const type = c.listed!.type ?? c.type!;
           const built: Field = {
@@ -242,19 +295,33 @@ export function defineTable<const C extends Columns>(spec: TableSpec<C>): Table<
         ...Object.entries(computed),
       ]) as FieldTable<ListedOf<C> | (keyof E & string)>;
     },
-    recordTypes(fields, more = []) {
-      const typed = fields.map((field) =>
-        `${names[field]} ${(spec.columns[field] as AnyColumn).sqlType}`
+    recordTypes(chosen, more = []) {
+      const typed = chosen.map((field) =>
+        `${nameOf(field)} ${(spec.columns[field] as AnyColumn).sqlType}`
       );
       return [...typed, ...more].join(", ");
     },
-    read(row) {
+    insertable(except, more = []) {
+      const chosen = entries.map(([field]) => field as StoredOf<C>)
+        .filter((field) => !except.includes(field));
+      const columns = [...chosen.map(nameOf), ...more.map((m) => m.split(" ")[0]!)].join(", ");
+      return { columns, types: this.recordTypes(chosen, more) };
+    },
+    read(row, computed) {
       const source = row as Record<string, unknown>;
+      const given = (computed ?? {}) as Record<string, unknown>;
       const out: Record<string, unknown> = {};
-      for (const [field, c] of entries) out[field] = c.read(source[names[field as keyof C]]);
+      for (const [field, c] of fields) {
+        out[field] = isComputed(c) ? given[field] : c.read(source[nameOf(field)]);
+      }
       return out as ResourceOf<Table<C>>;
     },
     find,
+    async get(tx, organizationId, id) {
+      const row = await find(tx, organizationId, id);
+      if (!row) throw notFound(spec.noun, id);
+      return row;
+    },
     async lock(tx, organizationId, id) {
       const row = await lockRow(tx, organizationId, id);
       if (!row) throw notFound(spec.noun, id);

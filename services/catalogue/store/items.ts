@@ -12,7 +12,7 @@ import {
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { cursorPage, type CursorScope, listSpec } from "@printshop/shared/db/pages";
-import { conflict, notFound } from "@printshop/shared/http";
+import { conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 
@@ -94,8 +94,7 @@ export async function findItem(
   organizationId: string,
   id: string,
 ): Promise<GarmentCatalogueItem> {
-  const row = await ITEMS.find(sql, organizationId, id);
-  if (!row) throw notFound(ITEMS.noun, id);
+  const row = await ITEMS.get(sql, organizationId, id);
   return toItem(row);
 }
 

@@ -129,8 +129,7 @@ export async function findPrebuiltItem(
   organizationId: string,
   id: string,
 ): Promise<PrebuiltItem> {
-  const row = await PREBUILTS.find(sql, organizationId, id);
-  if (!row) throw notFound(PREBUILTS.noun, id);
+  const row = await PREBUILTS.get(sql, organizationId, id);
   return toPrebuiltItem(row);
 }
 

@@ -18,7 +18,6 @@ import { writeEvents } from "@printshop/shared/outbox";
 import { adjust, type LedgerEntry } from "../domain/stock.ts";
 import { findVariantRow, lockVariant, stockOf } from "./variant_rows.ts";
 import { readSettings } from "./settings.ts";
-import { recordsetInsert } from "./recordset.ts";
 
 /** The stock_adjustments table: each field of StockAdjustment, in the order it answers them. */
 const ADJUSTMENTS = defineTable({
@@ -47,7 +46,7 @@ type AdjustmentRow = RowOf<typeof ADJUSTMENTS>;
 const toAdjustment = (row: AdjustmentRow): StockAdjustment => ADJUSTMENTS.read(row);
 
 /** What a ledger write inserts: every column but the time, stamped by the statement itself. */
-const LEDGER_INSERT = recordsetInsert(ADJUSTMENTS, ["createdAt"], ["organization_id uuid"]);
+const LEDGER_INSERT = ADJUSTMENTS.insertable(["createdAt"], ["organization_id uuid"]);
 
 /** One record of that insert: a column the table gains and a write leaves out fails to compile. */
 type LedgerRecord = Omit<AdjustmentRow, "created_at"> & { organization_id: string };

@@ -5,7 +5,6 @@
 import type { Queryable } from "@printshop/shared/db";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { GARMENT_SOURCES, type GarmentVariant } from "@printshop/shared/contracts/catalogue";
-import { notFound } from "@printshop/shared/http";
 import type { Stock } from "../domain/stock.ts";
 import { SIZE_SORT_KEY } from "./settings.ts";
 
@@ -67,7 +66,6 @@ export async function findVariantRow(
   organizationId: string,
   id: string,
 ): Promise<VariantRow> {
-  const row = await VARIANTS.find(sql, organizationId, id);
-  if (!row) throw notFound(VARIANTS.noun, id);
+  const row = await VARIANTS.get(sql, organizationId, id);
   return row;
 }

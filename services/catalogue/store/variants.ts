@@ -15,7 +15,6 @@ import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { type LedgerEntry, openingStock, type Stock, stocktake } from "../domain/stock.ts";
 import { announceAdjustments, type LedgerWrite, recordLedger } from "./stock.ts";
-import { recordsetInsert } from "./recordset.ts";
 import { sizeKey } from "./settings.ts";
 import {
   findVariantRow,
@@ -181,7 +180,7 @@ export async function bulkCreateVariants(
 const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
 
 /** What a bulk create writes: the resource's columns but its times, and two it does not show. */
-const INSERT = recordsetInsert(VARIANTS, ["createdAt", "updatedAt"], [
+const INSERT = VARIANTS.insertable(["createdAt", "updatedAt"], [
   "organization_id uuid",
   "size_key text",
 ]);

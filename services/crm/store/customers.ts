@@ -15,6 +15,7 @@ import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { childrenOf } from "./people.ts";
 import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
 import { conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
@@ -47,6 +48,7 @@ const CUSTOMERS = defineTable({
     notes: col.text().nullable(),
     customFields: col.json<Record<string, unknown>>(),
     isArchived: col.boolean().filterable(),
+    ...childrenOf("customer"),
     createdAt: col.timestamp().filterable(),
     updatedAt: col.timestamp().filterable(),
   },

@@ -7,19 +7,19 @@ import type { Queryable, TransactionSql } from "@printshop/shared/db";
 import type { EventData } from "@printshop/shared/contracts/platform";
 import { notFound } from "@printshop/shared/http";
 import { type Children, type Parent, type People, people } from "./people.ts";
-import { announce, placedBefore } from "./answers.ts";
+import { announce } from "./answers.ts";
 
 /** The event each kind of record is announced by after a change. */
 type UpdatedEvent = `${Parent}.updated`;
 
 type ParentOf<T extends UpdatedEvent> = T extends `${infer P extends Parent}.updated` ? P : never;
 
-/** What a record's table gives (shared/db/table.ts): the record's fields but its children. */
-export interface PartyTable<Row, Fields> {
+/** What a record's table gives (shared/db/table.ts); its children are computed fields. */
+export interface PartyTable<Row, Fields, P extends Parent> {
   readonly name: string;
   readonly noun: string;
   readonly select: string;
-  read(row: Row): Fields;
+  read(row: Row, children: Children<P>): Fields;
   lock(tx: Queryable, organizationId: string, id: string): Promise<Row>;
 }
 
@@ -35,7 +35,7 @@ export interface Party<Row, Record, P extends Parent> extends People<P> {
   announceUpdated(tx: TransactionSql, organizationId: string, id: string): Promise<Record>;
 }
 
-/** The record as answered: the table's fields, its children before its times. */
+/** The record as answered: the table's fields, children included. */
 type Answered<Fields, T extends UpdatedEvent> = Fields & Children<ParentOf<T>>;
 
 export function party<
@@ -43,7 +43,7 @@ export function party<
   Fields extends { createdAt: string },
   T extends UpdatedEvent,
 >(
-  table: PartyTable<Row, Fields>,
+  table: PartyTable<Row, Fields, ParentOf<T>>,
   updated: T,
   // Compiles only where the record as answered is its event's payload.
   ..._payload: Answered<Fields, T> extends EventData<T> ? [] : [never]
@@ -53,7 +53,7 @@ export function party<
 
   async function withChildren(tx: Queryable, rows: readonly Row[]): Promise<Answer[]> {
     const childrenOf = await children.childrenOf(tx, rows.map((row) => row.id));
-    return rows.map((row) => placedBefore(table.read(row), "createdAt", childrenOf(row.id)));
+    return rows.map((row) => table.read(row, childrenOf(row.id)) as Answer);
   }
 
   async function read(

@@ -4,6 +4,7 @@ import { changedColumns } from "@printshop/shared/db/fields";
 import {
   col,
   type Column,
+  type Computed,
   defineTable,
   type ResourceOf,
   type RowOf,
@@ -76,6 +77,13 @@ export type AddressInput = Partial<Omit<CustomerAddress, "id" | "customerId" | T
 export interface Children<P extends Parent> {
   contacts: Contact<P>[];
   addresses: Address<P>[];
+}
+
+/** A parent's children, as its table declares them: computed, where the parent shows them. */
+export function childrenOf<P extends Parent>(
+  _parent: P,
+): { contacts: Computed<Contact<P>[]>; addresses: Computed<Address<P>[]> } {
+  return { contacts: col.computed<Contact<P>[]>(), addresses: col.computed<Address<P>[]>() };
 }
 
 /** One of a parent's child tables, declared once for both parents. */

@@ -12,9 +12,8 @@ import {
   type TaskComment,
 } from "@printshop/shared/contracts/crm";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { conflict, notFound } from "@printshop/shared/http";
+import { conflict } from "@printshop/shared/http";
 import { credentialName } from "../domain/tasks.ts";
-import { placedBefore } from "./answers.ts";
 import { TASKS } from "./tasks.ts";
 
 const TASK_REFERENCE = { task_id: "tasks" } as const;
@@ -45,7 +44,10 @@ export const COMMENTS = defineTable({
   columns: {
     id: col.uuid(),
     taskId: col.uuid(),
+    // A service knows a credential, not a person: no email, and a name that says which one.
+    authorEmail: col.computed<null>(),
     body: col.text(),
+    authorName: col.computed<string>(),
     authorCredentialKind: col.enum(CREDENTIAL_KINDS),
     authorCredentialId: col.text(),
     createdAt: col.timestamp(),
@@ -64,10 +66,11 @@ export const ATTACHMENTS = defineTable({
     fileUrl: col.text(),
     filename: col.text(),
     mimeType: col.text(),
+    uploadedByEmail: col.computed<null>(),
+    uploadedByName: col.computed<string>(),
     uploadedByCredentialKind: col.enum(CREDENTIAL_KINDS),
     uploadedByCredentialId: col.text(),
-    // bigint, which the driver gives as text: a JSON number like numeric's.
-    sizeBytes: col.number(),
+    sizeBytes: col.bigint(),
     createdAt: col.timestamp(),
   },
 });
@@ -75,23 +78,17 @@ export const ATTACHMENTS = defineTable({
 export type ItemRow = RowOf<typeof CHECKLIST_ITEMS>;
 export type CommentRow = RowOf<typeof COMMENTS>;
 
-// A service knows a credential, not a person: no email, and a name that says which credential.
-
 export function toComment(row: CommentRow): TaskComment {
-  const comment = COMMENTS.read(row);
-  const authorName = credentialName(comment.authorCredentialKind, comment.authorCredentialId);
-  const withEmail = placedBefore(comment, "body", { authorEmail: null });
-  return placedBefore(withEmail, "authorCredentialKind", { authorName });
+  return COMMENTS.read(row, {
+    authorEmail: null,
+    authorName: credentialName(row.author_credential_kind, row.author_credential_id),
+  });
 }
 
 export function toAttachment(row: RowOf<typeof ATTACHMENTS>): TaskAttachment {
-  const attachment = ATTACHMENTS.read(row);
-  return placedBefore(attachment, "uploadedByCredentialKind", {
+  return ATTACHMENTS.read(row, {
     uploadedByEmail: null,
-    uploadedByName: credentialName(
-      attachment.uploadedByCredentialKind,
-      attachment.uploadedByCredentialId,
-    ),
+    uploadedByName: credentialName(row.uploaded_by_credential_kind, row.uploaded_by_credential_id),
   });
 }
 
@@ -113,8 +110,7 @@ export async function assertRoom(
 
 /** What an extra's table gives its lock. */
 interface ExtraTable<Row> {
-  readonly noun: string;
-  find(tx: Queryable, organizationId: string, id: string): Promise<Row | null>;
+  get(tx: Queryable, organizationId: string, id: string): Promise<Row>;
 }
 
 /**
@@ -127,11 +123,8 @@ export async function lockExtra<Row extends { task_id: string }>(
   table: ExtraTable<Row>,
   id: string,
 ): Promise<Row> {
-  const owner = await table.find(tx, organizationId, id);
-  if (!owner) throw notFound(table.noun, id);
+  const owner = await table.get(tx, organizationId, id);
   await TASKS.lock(tx, organizationId, owner.task_id);
   // Read again under the task's lock: it may have gone meanwhile.
-  const row = await table.find(tx, organizationId, id);
-  if (!row) throw notFound(table.noun, id);
-  return row;
+  return await table.get(tx, organizationId, id);
 }

@@ -12,7 +12,7 @@ import {
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
-import { type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
+import { type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { type Completion, taskCompletion } from "../domain/tasks.ts";
 import { announce } from "./answers.ts";
@@ -54,8 +54,7 @@ export const TASKS = defineTable({
 type TaskRow = RowOf<typeof TASKS>;
 
 export async function findTask(sql: Queryable, organizationId: string, id: string): Promise<Task> {
-  const row = await TASKS.find(sql, organizationId, id);
-  if (!row) throw notFound(TASKS.noun, id);
+  const row = await TASKS.get(sql, organizationId, id);
   return TASKS.read(row);
 }
 

@@ -12,6 +12,7 @@ import {
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
+import { childrenOf } from "./people.ts";
 import { col, type Column, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { uuidv7 } from "@printshop/shared/ids";
 import { announce } from "./answers.ts";
@@ -41,6 +42,7 @@ const VENDORS = defineTable({
     proximityNotes: col.text().nullable(),
     notes: col.text().nullable(),
     customFields: col.json<Record<string, unknown>>(),
+    ...childrenOf("vendor"),
     createdAt: col.timestamp().filterable(),
     updatedAt: col.timestamp().filterable(),
   },

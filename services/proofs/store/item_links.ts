@@ -13,7 +13,7 @@ import {
   type UpdateProofItemLinkBody,
 } from "@printshop/shared/contracts/proofs";
 import { changedColumns } from "@printshop/shared/db/fields";
-import { conflict, invalid, notFound } from "@printshop/shared/http";
+import { conflict, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -55,8 +55,7 @@ async function lockItem(
   organizationId: string,
   id: string,
 ): Promise<ItemRow> {
-  const link = await ITEMS.find(tx, organizationId, id);
-  if (!link) throw notFound(ITEMS.noun, id);
+  const link = await ITEMS.get(tx, organizationId, id);
   // The proof first, as every change to it does, so changes to one proof run one at a time.
   await PROOFS.lock(tx, organizationId, link.proof_id);
   // Deleted between the two reads: as missing (404) as it would have been a moment later.

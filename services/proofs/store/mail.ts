@@ -37,6 +37,8 @@ const MAIL = defineTable({
     subject: col.text(),
     text: col.text().named("text_body"),
     html: col.text().named("html_body"),
+    // Not a column: mail_message_proofs holds them (listOutbox).
+    proofIds: col.computed<string[]>(),
     status: col.enum(MAIL_STATUSES),
     attempts: col.integer(),
     lastError: col.text().nullable(),
@@ -271,9 +273,7 @@ export async function recordMailFailure(
 type OutboxRow = MailRow & { proof_ids: string[] };
 
 function toOutboxMail(row: OutboxRow): OutboxMail {
-  // The proofs carried stand after the bodies, as the contract shows them.
-  const { id, organizationId, to, subject, text, html, ...rest } = MAIL.read(row);
-  return { id, organizationId, to, subject, text, html, proofIds: row.proof_ids, ...rest };
+  return MAIL.read(row, { proofIds: row.proof_ids });
 }
 
 /** The newest `limit` messages of every organisation, newest first. */

@@ -8,7 +8,7 @@ import {
   type UpdateMockBody,
 } from "@printshop/shared/contracts/proofs";
 import { changedColumns } from "@printshop/shared/db/fields";
-import { conflict, invalid, notFound } from "@printshop/shared/http";
+import { conflict, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -34,8 +34,7 @@ const MOCKS = defineTable({
 type MockRow = RowOf<typeof MOCKS>;
 
 export async function findMock(sql: Queryable, organizationId: string, id: string): Promise<Mock> {
-  const row = await MOCKS.find(sql, organizationId, id);
-  if (!row) throw notFound(MOCKS.noun, id);
+  const row = await MOCKS.get(sql, organizationId, id);
   return MOCKS.read(row);
 }
 

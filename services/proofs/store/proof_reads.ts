@@ -5,7 +5,6 @@
  */
 import type { Queryable } from "@printshop/shared/db";
 import type { Proof, ProofItemLink, ProofRevision } from "@printshop/shared/contracts/proofs";
-import { notFound } from "@printshop/shared/http";
 import {
   type ItemRow,
   ITEMS,
@@ -51,8 +50,7 @@ export async function findProof(
   organizationId: string,
   id: string,
 ): Promise<Proof> {
-  const row = await PROOFS.find(sql, organizationId, id);
-  if (!row) throw notFound(PROOFS.noun, id);
+  const row = await PROOFS.get(sql, organizationId, id);
   return (await renderProofs(sql, [row]))[0]!;
 }
 

@@ -41,10 +41,11 @@ export const REVISIONS = defineTable({
   tenant: true,
   noun: "Proof revision",
   references: { proof_id: "proofs" },
-  // `mockIds` is not a column: proof_revision_mocks holds it (REVISION_SELECT).
   columns: {
     id: col.uuid(),
     number: col.integer(),
+    // Not a column: proof_revision_mocks holds it (REVISION_SELECT).
+    mockIds: col.computed<string[]>(),
     imageUrls: col.textArray(),
     notes: col.text().nullable(),
     createdAt: col.timestamp(),
@@ -59,8 +60,7 @@ export const REVISION_SELECT = `${REVISIONS.selectAs("r")}, r.proof_id, ` +
 export type RevisionRow = RowOf<typeof REVISIONS> & { proof_id: string; mock_ids: string[] };
 
 export function toRevision(row: RevisionRow): ProofRevision {
-  const { id, number, ...rest } = REVISIONS.read(row);
-  return { id, number, mockIds: row.mock_ids, ...rest };
+  return REVISIONS.read(row, { mockIds: row.mock_ids });
 }
 
 export const ITEMS = defineTable({

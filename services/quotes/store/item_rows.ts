@@ -40,6 +40,7 @@ export const LINES = defineTable({
     sortOrder: col.integer(),
     createdAt: col.timestamp(),
     updatedAt: col.timestamp(),
+    variants: col.computed<QuoteVariant[]>(),
   },
 });
 
@@ -129,7 +130,7 @@ export function toVariant(row: VariantRow, costs: boolean): QuoteVariant {
 }
 
 export function toLine(row: LineRow, variants: VariantRow[], costs: boolean): QuoteLine {
-  return { ...LINES.read(row), variants: variants.map((v) => toVariant(v, costs)) };
+  return LINES.read(row, { variants: variants.map((v) => toVariant(v, costs)) });
 }
 
 /** Colours come back base first, then in the operator's order (spec 2.6). */

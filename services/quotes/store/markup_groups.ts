@@ -12,7 +12,7 @@ import {
 import type { FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { conflict, invalid, notFound } from "@printshop/shared/http";
+import { conflict, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import {
@@ -192,8 +192,7 @@ export async function findMarkupGroup(
   organizationId: string,
   id: string,
 ): Promise<MarkupGroup> {
-  const row = await MARKUP_GROUPS.find(sql, organizationId, id);
-  if (!row) throw notFound(MARKUP_GROUPS.noun, id);
+  const row = await MARKUP_GROUPS.get(sql, organizationId, id);
   return MARKUP_GROUPS.read(row);
 }
 

@@ -36,6 +36,7 @@
  */
 
 import { isCostsReadField } from "@printshop/shared/costs";
+import type { AnyTable, Columns } from "@printshop/shared/db/table";
 import { clientNameSql } from "./customers.ts";
 import { GROUPS, QUOTES } from "./rows.ts";
 import { DECORATIONS, LINES, VARIANTS } from "./item_rows.ts";
@@ -80,44 +81,36 @@ const KIND_OF: Readonly<Record<string, Kind>> = {
   date: "date",
 };
 
-/** A table as its declaration gives it (shared/db/table.ts). */
-interface Declared {
-  readonly columns: Readonly<
-    Record<string, { sqlType: string; values: readonly string[] | null; isNullable: boolean }>
-  >;
-  readonly columnNames: Readonly<Record<string, string>>;
-}
-
 /**
- * The keys of a table's resource in their declared order, each read from its column through
- * `alias`: rendered by what the column holds unless `rendered` says otherwise, and followed by
- * the keys `after` places behind it (keys no column holds).
+ * The keys of a table's resource in their declared order (shared/db/table.ts), each read from
+ * its column through `alias` and rendered by what the column holds unless `rendered` says
+ * otherwise; a computed key is the field `computed` gives for it.
  */
 function columnFields(
-  table: Declared,
+  table: AnyTable,
   alias: string,
   options: {
     rendered?: Readonly<Record<string, { kind: Kind; sql?: string }>>;
-    after?: Readonly<Record<string, readonly Field[]>>;
+    computed?: Readonly<Record<string, Field>>;
   } = {},
 ): Field[] {
-  return Object.entries(table.columns).flatMap(([key, column]) => {
+  return Object.entries(table.columns as Columns).map(([key, column]) => {
+    if ("computed" in column) {
+      const given = options.computed?.[key];
+      if (!given) throw new Error(`${table.name}.${key} is computed: give its SQL`);
+      return given;
+    }
     const own = options.rendered?.[key];
     const kind = own?.kind ?? (column.values ? "enum" : KIND_OF[column.sqlType]!);
     const sql = own?.sql ?? `${alias}.${table.columnNames[key]}`;
-    return [
-      field(key, sql, kind, column.isNullable ? NULLABLE : {}),
-      ...options.after?.[key] ?? [],
-    ];
+    return field(key, sql, kind, column.isNullable ? NULLABLE : {});
   });
 }
 
 const VARIANT_FIELDS = columnFields(VARIANTS, "v");
 
-const LINE_FIELDS = (variants: string): Field[] => [
-  ...columnFields(LINES, "l"),
-  field("variants", variants, "array"),
-];
+const LINE_FIELDS = (variants: string): Field[] =>
+  columnFields(LINES, "l", { computed: { variants: field("variants", variants, "array") } });
 
 /** Colours base first, then in the operator's order (orderColours in item_rows.ts). */
 const COLOURS_SQL = `CASE WHEN d.colours <> '[]'::jsonb THEN (
@@ -132,19 +125,20 @@ const DECORATION_FIELDS = columnFields(DECORATIONS, "d", {
 });
 
 /** `totalQuantity` is the sum over the group's Garment lines (toGroup). */
-const GROUP_FIELDS = (lines: string, totalQuantity: string, decorations: string): Field[] => [
-  ...columnFields(GROUPS, "g", {
-    after: { name: [field("totalQuantity", totalQuantity, "number")] },
-  }),
-  field("lines", lines, "array"),
-  field("decorations", decorations, "array"),
-];
+const GROUP_FIELDS = (lines: string, totalQuantity: string, decorations: string): Field[] =>
+  columnFields(GROUPS, "g", {
+    computed: {
+      totalQuantity: field("totalQuantity", totalQuantity, "number"),
+      lines: field("lines", lines, "array"),
+      decorations: field("decorations", decorations, "array"),
+    },
+  });
 
 const QUOTE_FIELDS = (groups: string): Field[] =>
   columnFields(QUOTES, "q", {
-    after: {
-      updatedAt: [field("groups", groups, "array")],
-      clientId: [field("clientName", clientNameSql("q"), "text", NULLABLE)],
+    computed: {
+      groups: field("groups", groups, "array"),
+      clientName: field("clientName", clientNameSql("q"), "text", NULLABLE),
     },
   });
 

@@ -9,9 +9,9 @@ import {
 import { clientNameSql } from "./customers.ts";
 
 /**
- * The quotes table, declared once: a quote's own fields in the order it shows them, and those
- * its list filters and sorts on. Its groups and its client's name are placed among them (toQuote,
- * quote_json.ts).
+ * The quotes table, declared once: a quote's fields in the order it shows them, and those its
+ * list filters and sorts on. Its client's name and its groups are computed (toQuote,
+ * quote_json.ts), placed where the quote shows them.
  */
 export const QUOTES = defineTable({
   name: "quotes",
@@ -26,10 +26,12 @@ export const QUOTES = defineTable({
     totalIncGst: col.number().filterable(),
     createdAt: col.timestamp().filterable(),
     updatedAt: col.timestamp().filterable(),
+    groups: col.computed<QuoteGroup[]>(),
     // Sorted by number, so Q-10 follows Q-9.
     quoteRef: col.text().filterable({ sortColumn: "quote_number", sortType: "number" }),
     reference: col.text().nullable().filterable(),
     clientId: col.uuid().nullable().filterable(),
+    clientName: col.computed<string | null>(),
     contactId: col.uuid().nullable().filterable(),
     shippingAddressId: col.uuid().nullable(),
     salesRepEmail: col.text().nullable().filterable(),
@@ -51,7 +53,7 @@ export const QUOTES = defineTable({
   },
 });
 
-/** The quote_groups table, declared once. */
+/** The quote_groups table, declared once; a group's total and its rows are computed. */
 export const GROUPS = defineTable({
   name: "quote_groups",
   tenant: true,
@@ -61,11 +63,14 @@ export const GROUPS = defineTable({
     id: col.uuid(),
     quoteId: col.uuid(),
     name: col.text(),
+    totalQuantity: col.computed<number>(),
     sortOrder: col.integer(),
     rollUpDecoration: col.boolean(),
     rollUpSetup: col.boolean(),
     createdAt: col.timestamp(),
     updatedAt: col.timestamp(),
+    lines: col.computed<QuoteLine[]>(),
+    decorations: col.computed<QuoteGroupDecoration[]>(),
   },
 });
 
@@ -76,22 +81,6 @@ export type QuoteRow = RowOf<typeof QUOTES> & { client_name: string | null };
 
 export type GroupRow = RowOf<typeof GROUPS>;
 
-/**
- * `resource` with the fields of `extra` right after its field `after`: what a resource shows
- * that no column of its table holds, where the API shows it (responses keep their key order).
- */
-function placedAfter<T extends object, E extends object>(
-  resource: T,
-  after: keyof T & string,
-  extra: E,
-): T & E {
-  return Object.fromEntries(
-    Object.entries(resource).flatMap((entry) =>
-      entry[0] === after ? [entry, ...Object.entries(extra)] : [entry]
-    ),
-  ) as T & E;
-}
-
 /** A group with its rows; `totalQuantity` is the sum over its Garment lines. */
 export function toGroup(
   row: GroupRow,
@@ -99,10 +88,9 @@ export function toGroup(
   decorations: QuoteGroupDecoration[] = [],
 ): QuoteGroup {
   const totalQuantity = lines.reduce((n, l) => (l.lineType === "Garment" ? n + l.quantity : n), 0);
-  return { ...placedAfter(GROUPS.read(row), "name", { totalQuantity }), lines, decorations };
+  return GROUPS.read(row, { totalQuantity, lines, decorations });
 }
 
 export function toQuote(row: QuoteRow, groups: QuoteGroup[]): Quote {
-  const quote = placedAfter(QUOTES.read(row), "clientId", { clientName: row.client_name });
-  return placedAfter(quote, "updatedAt", { groups });
+  return QUOTES.read(row, { clientName: row.client_name, groups });
 }

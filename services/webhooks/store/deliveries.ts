@@ -246,11 +246,14 @@ const DELIVERIES = defineTable({
     id: col.uuid(),
     webhookId: col.uuid().named("subscription_id"),
     eventId: col.uuid().filterable(),
+    // The event's type (joined) and the attempts (aggregated) are read beside the columns.
+    eventType: col.computed<string>(),
     status: col.enum(DELIVERY_STATUSES).filterable(),
     createdAt: col.timestamp().filterable(),
     nextAttemptAt: col.timestamp().nullable(),
     lastHttpStatus: col.integer().nullable().filterable(),
     lastFailureReason: col.text().nullable(),
+    attempts: col.computed<WebhookDelivery["attempts"]>(),
   },
 });
 
@@ -274,18 +277,10 @@ type DeliveryRow = RowOf<typeof DELIVERIES> & {
 };
 
 function toDelivery(row: DeliveryRow): WebhookDelivery {
-  const { id, webhookId, eventId, ...rest } = DELIVERIES.read(row);
+  const delivery = DELIVERIES.read(row, { eventType: row.type, attempts: row.attempts });
   // Only a delivery still to be tried shows when its next attempt is due.
-  const due = rest.status === "pending" || rest.status === "retrying";
-  return {
-    id,
-    webhookId,
-    eventId,
-    eventType: row.type,
-    ...rest,
-    nextAttemptAt: due ? rest.nextAttemptAt : null,
-    attempts: row.attempts,
-  };
+  const due = delivery.status === "pending" || delivery.status === "retrying";
+  return { ...delivery, nextAttemptAt: due ? delivery.nextAttemptAt : null };
 }
 
 /** The delivery history's fields: what `filters` may name, and what `sortField` orders on. */

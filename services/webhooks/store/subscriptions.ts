@@ -33,6 +33,8 @@ const SUBSCRIPTIONS = defineTable({
     event: col.text().named("event_type").filterable(),
     url: col.text().filterable(),
     includesCosts: col.boolean().filterable(),
+    // Computed in SQL (ACTIVE), with the same expression its filter uses.
+    active: col.computed<boolean>(),
     createdAt: col.timestamp().filterable(),
     secretRotatedAt: col.timestamp().nullable(),
   },
@@ -47,8 +49,7 @@ const COLUMNS = `${SUBSCRIPTIONS.select}, ${ACTIVE} AS active`;
 type SubscriptionRow = RowOf<typeof SUBSCRIPTIONS> & { active: boolean };
 
 function toSubscription(row: SubscriptionRow): WebhookSubscription {
-  const { id, event, url, includesCosts, ...times } = SUBSCRIPTIONS.read(row);
-  return { id, event, url, includesCosts, active: row.active, ...times };
+  return SUBSCRIPTIONS.read(row, { active: row.active });
 }
 
 /** The subscription list's fields: what `filters` may name, and what `sortField` orders on. */
