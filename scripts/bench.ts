@@ -35,7 +35,7 @@
  * walk of 100,000 catalogue items seeded by SQL (`GET /v1/catalogue?limit=200`, first pages
  * against last), and 16 concurrent writers adjusting one variant's stock, its final figure
  * checked; another table, figures in bench-results/catalogue.json. Run it alone with
- * `deno run -A scripts/bench_catalogue.ts` (scripts/bench_stack.ts boots the stack for both).
+ * `deno run -A scripts/bench_catalogue.ts` (scripts/bench/stack.ts boots the stack for both).
  *
  * Then the CRM part (scripts/bench_crm.ts), on the same stack, whose CRM process alone runs with
  * BULK_MAX_ROWS=10000: `POST /v1/customers/bulk/tier` over 10,000 customers seeded by SQL (by a
@@ -67,77 +67,39 @@
  * steady phase too (15 s unless set), `BENCH_EVENTS_BACKLOG` the backlog; run it alone with
  * `deno run -A scripts/bench_events.ts`.
  */
-import autocannon from "autocannon";
-import { ALL_SCOPES } from "@printshop/shared/scopes";
-import { BENCH_DURATION_S, startBenchStack } from "./bench_stack.ts";
-import { formatQuotesReport, runQuotesBench } from "./bench_quotes.ts";
-import { formatCatalogueReport, runCatalogueBench } from "./bench_catalogue.ts";
+import { BENCH_DURATION_S, stackAccess, startBenchStack } from "./bench/stack.ts";
+import { runQuotesBench } from "./bench_quotes.ts";
+import { runCatalogueBench } from "./bench_catalogue.ts";
 import { CRM_BENCH_PROCESS_ENV, formatCrmReport, runCrmBench } from "./bench_crm.ts";
-import { assertEventsRan, runEventsBench, writeEventsReport } from "./bench_events.ts";
-import { formatEdgeReport, runEdgeBench } from "./bench_edge.ts";
+import { runEventsBench } from "./bench_events.ts";
+import { runEdgeBench } from "./bench_edge.ts";
 import {
   formatProofsReport,
   proofsBenchProcessEnv,
   runProofsBench,
   startBenchSmtp,
 } from "./bench_proofs.ts";
-import {
-  appendHistory,
-  codeVersion,
-  footprintAfterAllParts,
-  formatHistory,
-  formatRatiosReport,
-  historyEntry,
-  measureIdle,
-  runRatiosBench,
-  withListAtScale,
-  writeRatiosReport,
-} from "./bench_ratios.ts";
-import {
-  importContextKey,
-  INTERNAL_CONTEXT_HEADER,
-  signInternalContext,
-} from "@printshop/shared/internal-context";
+import { runRatiosBench } from "./bench_ratios.ts";
+import { formatCatalogueReport } from "./bench/catalogue_report.ts";
+import { formatEdgeReport } from "./bench/edge_report.ts";
+import { assertEventsRan, writeEventsReport } from "./bench/events_report.ts";
+import { footprintAfterAllParts, measureIdle } from "./bench/footprint.ts";
+import { formatGatewayReport, runGatewayBench } from "./bench/gateway.ts";
+import { appendHistory, codeVersion, formatHistory, historyEntry } from "./bench/history.ts";
+import { formatQuotesReport } from "./bench/quotes_report.ts";
+import { formatRatiosReport, RATIOS_RESULTS, withListAtScale } from "./bench/ratios_report.ts";
+import { writeResults } from "./bench/results.ts";
 
 const DURATION_S = BENCH_DURATION_S;
-const CONNECTIONS = 10;
-const LATENCY_SAMPLES = 2000;
-const PATH = "/v1/quotes?limit=20";
 
-interface Figures {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-}
-
-async function throughput(url: string, headers: Record<string, string>): Promise<number> {
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx and ${result.errors} errors under load`);
-  }
-  return result.requests.average;
-}
-
-async function latency(
-  url: string,
-  headers: () => Promise<Record<string, string>>,
-  init: { method?: string; body?: string; expectStatus?: number } = {},
-): Promise<{ p50Ms: number; p99Ms: number }> {
-  const samples: number[] = [];
-  for (let i = 0; i < LATENCY_SAMPLES + 100; i++) {
-    const h = await headers();
-    const started = performance.now();
-    const res = await fetch(url, { headers: h, method: init.method ?? "GET", body: init.body });
-    await res.arrayBuffer();
-    const elapsed = performance.now() - started;
-    if (res.status !== (init.expectStatus ?? 200)) throw new Error(`${url} answered ${res.status}`);
-    if (i >= 100) samples.push(elapsed); // the first 100 warm up connections and JIT
-  }
-  samples.sort((a, b) => a - b);
-  const at = (q: number): number =>
-    samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
-  return { p50Ms: at(0.5), p99Ms: at(0.99) };
+/** Writes a part's figures to `path` and prints its table (which names the file). */
+async function reportPart<T>(
+  path: string,
+  figures: T,
+  format: (figures: T, writtenTo: string) => string,
+): Promise<void> {
+  await writeResults(path, figures);
+  console.log(format(figures, path));
 }
 
 const started = performance.now();
@@ -147,212 +109,51 @@ const smtp = await startBenchSmtp();
 const bench = await startBenchStack(undefined, {
   processEnv: { ...CRM_BENCH_PROCESS_ENV, ...proofsBenchProcessEnv(smtp.port) },
 });
-const { pg, stack, internalSecret, adminToken } = bench;
+const { pg, stack } = bench;
 
 try {
   // The idle footprint of the ratios part is the freshly booted stack's, before any load.
   const idle = await measureIdle(bench);
-  const adminCall = async (
-    path: string,
-    body: unknown,
-  ): Promise<{ data: Record<string, string> }> => {
-    const res = await fetch(`${stack.adminUrl}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return await res.json();
-  };
-  const org = (await adminCall("/admin/organizations", { name: "Bench Shop" })).data;
-  const key =
-    (await adminCall(`/admin/organizations/${org.id}/api-keys`, { scopes: ALL_SCOPES })).data;
-  // The load must measure the gateway, not its rate limiter refusing the load.
-  await fetch(`${stack.adminUrl}/admin/organizations/${org.id}/limits`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ requestsPerMinute: 1_000_000 }),
-  }).then((r) => r.arrayBuffer());
-  for (let i = 0; i < 40; i++) {
-    const res = await fetch(`${stack.gatewayUrl}/v1/quotes`, {
-      method: "POST",
-      headers: { "x-api-key": key.apiKey!, "content-type": "application/json" },
-      body: JSON.stringify({ reference: `Bench ${i}`, salesRepEmail: `rep${i % 4}@bench.test` }),
-    });
-    await res.arrayBuffer();
-  }
-
-  const contextKey = await importContextKey(internalSecret);
-  const directHeaders = async (): Promise<Record<string, string>> => ({
-    [INTERNAL_CONTEXT_HEADER]: await signInternalContext(contextKey, "GET", PATH, {
-      organizationId: org.id!,
-      credentialKind: "tenant_key",
-      credentialId: key.id!,
-      scopes: [...ALL_SCOPES],
-      requestId: crypto.randomUUID(),
-      issuedAt: Date.now(),
-    }),
-  });
-  const gatewayHeaders = { "x-api-key": key.apiKey! };
-
-  const gatewayUrl = `${stack.gatewayUrl}${PATH}`;
-  const directUrl = `${stack.serviceUrls.quotes}${PATH}`;
-  console.error(`[bench] ${DURATION_S} s of load per target, ${CONNECTIONS} connections…`);
-  // A signed context stays valid for 60 s, longer than one load run.
-  const directRps = await throughput(directUrl, await directHeaders());
-  const gatewayRps = await throughput(gatewayUrl, gatewayHeaders);
-  console.error(`[bench] ${LATENCY_SAMPLES} sequential requests per target for latency…`);
-  const directLatency = await latency(directUrl, directHeaders);
-  const gatewayLatency = await latency(gatewayUrl, () => Promise.resolve(gatewayHeaders));
-
-  // An idempotent replay: the same keyed POST again, answered from the gateway's record.
-  const replayHeaders = {
-    ...gatewayHeaders,
-    "content-type": "application/json",
-    "idempotency-key": "bench-replay",
-  };
-  const replayBody = JSON.stringify({ reference: "replayed" });
-  const first = await fetch(`${stack.gatewayUrl}/v1/quotes`, {
-    method: "POST",
-    headers: replayHeaders,
-    body: replayBody,
-  });
-  await first.arrayBuffer();
-  const replayLatency = await latency(
-    `${stack.gatewayUrl}/v1/quotes`,
-    () => Promise.resolve(replayHeaders),
-    {
-      method: "POST",
-      body: replayBody,
-      expectStatus: 201,
-    },
-  );
-  // A refused request: an organisation limited to 1 request per minute, after its one request.
-  const limitedOrg = (await adminCall("/admin/organizations", { name: "Limited Shop" })).data;
-  const limitedKey = (await adminCall(`/admin/organizations/${limitedOrg.id}/api-keys`, {
-    scopes: ["quotes.read"],
-  })).data;
-  await fetch(`${stack.adminUrl}/admin/organizations/${limitedOrg.id}/limits`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ requestsPerMinute: 1 }),
-  }).then((r) => r.arrayBuffer());
-  const limitedHeaders = { "x-api-key": limitedKey.apiKey! };
-  await fetch(gatewayUrl, { headers: limitedHeaders }).then((r) => r.arrayBuffer());
-  const refusedLatency = await latency(gatewayUrl, () => Promise.resolve(limitedHeaders), {
-    expectStatus: 429,
-  });
-
-  const direct: Figures = { requestsPerSecond: directRps, ...directLatency, non2xx: 0 };
-  const gateway: Figures = { requestsPerSecond: gatewayRps, ...gatewayLatency, non2xx: 0 };
-  const report = {
-    date: new Date().toISOString(),
-    machine: { cpus: navigator.hardwareConcurrency, deno: Deno.version.deno },
-    request: `GET ${PATH}`,
-    direct,
-    gateway,
-    idempotentReplay: replayLatency,
-    rateLimited429: refusedLatency,
-    ratios: {
-      throughputGatewayOverDirect: gatewayRps / directRps,
-      p50OverheadMs: gatewayLatency.p50Ms - directLatency.p50Ms,
-      p99OverheadMs: gatewayLatency.p99Ms - directLatency.p99Ms,
-    },
-    goals: { p50OverheadMsAtMost: 1, throughputRatioAtLeast: 0.6 },
-  };
-  const f = (n: number, digits = 2): string => n.toFixed(digits).padStart(10);
-  console.log(`
-GET ${PATH}              req/s      p50 ms      p99 ms
-direct to quotes    ${f(directRps, 0)}  ${f(direct.p50Ms)}  ${f(direct.p99Ms)}
-through gateway     ${f(gatewayRps, 0)}  ${f(gateway.p50Ms)}  ${f(gateway.p99Ms)}
-
-gateway/direct throughput: ${
-    (report.ratios.throughputGatewayOverDirect * 100).toFixed(1)
-  } %   (goal ≥ 60 %)
-gateway p50 overhead:      ${report.ratios.p50OverheadMs.toFixed(3)} ms  (goal ≤ 1 ms)
-gateway p99 overhead:      ${report.ratios.p99OverheadMs.toFixed(3)} ms
-
-idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
-    replayLatency.p99Ms.toFixed(2)
-  } ms
-429 rate_limited          p50 ${refusedLatency.p50Ms.toFixed(2)} ms   p99 ${
-    refusedLatency.p99Ms.toFixed(2)
-  } ms
-`);
-  await Deno.mkdir("bench-results", { recursive: true });
-  await Deno.writeTextFile("bench-results/gateway.json", JSON.stringify(report, null, 2) + "\n");
-  console.log("Figures written to bench-results/gateway.json");
+  const gateway = await runGatewayBench(bench, DURATION_S);
+  await reportPart("bench-results/gateway.json", gateway, formatGatewayReport);
 
   // Issue 15's ratios, on the same stack: floors in this run, the product beside each.
   // Its table comes last, with the list at scale from the quotes part and the footprint after
   // every part.
   let ratiosReport = await runRatiosBench(bench, { durationS: DURATION_S, idle });
-  await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
+  await writeResults(RATIOS_RESULTS, ratiosReport);
   console.error("[bench] ratios measured: their table comes at the end, with every goal");
 
   // Quotes at scale, on the same stack: a new organisation seeded with 10,000 full quotes.
-  const quotesReport = await runQuotesBench({
-    gatewayUrl: stack.gatewayUrl,
-    adminUrl: stack.adminUrl,
-    adminToken,
-    databaseUrl: bench.databaseUrl,
-    durationS: DURATION_S,
-  });
-  await Deno.writeTextFile(
-    "bench-results/quotes.json",
-    JSON.stringify(quotesReport, null, 2) + "\n",
-  );
-  console.log(formatQuotesReport(quotesReport, "bench-results/quotes.json"));
+  const quotesReport = await runQuotesBench({ ...stackAccess(bench), durationS: DURATION_S });
+  await reportPart("bench-results/quotes.json", quotesReport, formatQuotesReport);
   ratiosReport = withListAtScale(ratiosReport, quotesReport);
 
   // The catalogue, on the same stack: bulk create, a 100,000-item cursor walk, stock writers.
   const catalogueReport = await runCatalogueBench({
-    gatewayUrl: stack.gatewayUrl,
-    adminUrl: stack.adminUrl,
-    adminToken,
-    databaseUrl: bench.databaseUrl,
+    ...stackAccess(bench),
     durationS: DURATION_S,
   });
-  await Deno.writeTextFile(
-    "bench-results/catalogue.json",
-    JSON.stringify(catalogueReport, null, 2) + "\n",
-  );
-  console.log(formatCatalogueReport(catalogueReport, "bench-results/catalogue.json"));
+  await reportPart("bench-results/catalogue.json", catalogueReport, formatCatalogueReport);
 
   // The CRM, on the same stack: bulk tier over 10,000 customers by filter, 1,000 by ids.
-  const crmReport = await runCrmBench({
-    gatewayUrl: stack.gatewayUrl,
-    adminUrl: stack.adminUrl,
-    adminToken,
-    databaseUrl: bench.databaseUrl,
-  });
-  await Deno.writeTextFile("bench-results/crm.json", JSON.stringify(crmReport, null, 2) + "\n");
-  console.log(formatCrmReport(crmReport, "bench-results/crm.json"));
+  const crmReport = await runCrmBench(stackAccess(bench));
+  await reportPart("bench-results/crm.json", crmReport, formatCrmReport);
 
   // Proofs, on the same stack: send → accepted by the SMTP server, and the approval page.
-  const proofsReport = await runProofsBench({
-    gatewayUrl: stack.gatewayUrl,
-    adminUrl: stack.adminUrl,
-    adminToken,
-    smtp,
-  });
-  await Deno.writeTextFile(
-    "bench-results/proofs.json",
-    JSON.stringify(proofsReport, null, 2) + "\n",
-  );
-  console.log(formatProofsReport(proofsReport, "bench-results/proofs.json"));
+  const proofsReport = await runProofsBench({ ...stackAccess(bench), smtp });
+  await reportPart("bench-results/proofs.json", proofsReport, formatProofsReport);
 
   // The footprint after every part that ran on this stack but the edge flood below, beside the
   // ratios part's figures.
   ratiosReport.footprint.afterAllParts = await footprintAfterAllParts(bench);
-  await writeRatiosReport(ratiosReport, "bench-results/ratios.json");
+  await writeResults(RATIOS_RESULTS, ratiosReport);
 
   // The connection flood, last on this stack. Its failure (a deadline, too few descriptors for
   // the attack) is thrown once the events part has run, so that part's figures are not lost.
   let edgeFailure: unknown = null;
   try {
-    const edgeReport = await runEdgeBench(bench);
-    await Deno.writeTextFile("bench-results/edge.json", JSON.stringify(edgeReport, null, 2) + "\n");
-    console.log(formatEdgeReport(edgeReport, "bench-results/edge.json"));
+    await reportPart("bench-results/edge.json", await runEdgeBench(bench), formatEdgeReport);
   } catch (error) {
     edgeFailure = error;
     console.error(`[bench] the edge part failed: ${error}`);
@@ -367,7 +168,7 @@ idempotent replay (POST)  p50 ${replayLatency.p50Ms.toFixed(2)} ms   p99 ${
   const totalSeconds = (performance.now() - started) / 1000;
   const entry = historyEntry(ratiosReport, "deno task bench", totalSeconds, await codeVersion());
   const history = formatHistory(await appendHistory(entry), entry);
-  console.log(formatRatiosReport(ratiosReport, "bench-results/ratios.json", history));
+  console.log(formatRatiosReport(ratiosReport, RATIOS_RESULTS, history));
   console.log(
     `\ndeno task bench: ${(totalSeconds / 60).toFixed(1)} min from start to this line ` +
       `(BENCH_DURATION_S=${DURATION_S}, BENCH_IDLE_S=${idle.cpu.seconds.toFixed(0)})`,

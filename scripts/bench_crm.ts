@@ -1,6 +1,6 @@
 /**
  * The CRM part of `deno task bench` (imported by scripts/bench.ts, run on its stack; or alone, on
- * a stack of its own booted by scripts/bench_stack.ts, with `deno run -A scripts/bench_crm.ts`).
+ * a stack of its own booted by scripts/bench/stack.ts, with `deno run -A scripts/bench_crm.ts`).
  * Every API figure is taken through the gateway with one organisation's key (ALL_SCOPES, rate
  * limit lifted) and stands beside a floor measured in the same run, bare through postgres.js on
  * the `crm` schema. The stack's CRM process must run with BULK_MAX_ROWS ≥ 10,000
@@ -27,8 +27,20 @@
  * call are reported too (untimed).
  */
 import { connect, type Queryable, type Sql } from "@printshop/shared/db";
-import { type LatencyFigures, latencyFigures, median } from "./bench_stats.ts";
-import { api, benchOrganization, startBenchStack } from "./bench_stack.ts";
+import { writeResults } from "./bench/results.ts";
+import {
+  api,
+  benchOrganization,
+  type StackAccess,
+  stackAccess,
+  startBenchStack,
+} from "./bench/stack.ts";
+import {
+  type BulkCallFigures,
+  type LatencyFigures,
+  latencyFigures,
+  median,
+} from "./bench/stats.ts";
 
 export const CUSTOMERS_SEEDED = 10_000;
 export const IDS_TARGETED = 1_000;
@@ -41,24 +53,13 @@ const DRAIN_TIMEOUT_MS = 120_000;
 /** What the CRM process needs for the 10,000-row call; for startBenchStack's `processEnv`. */
 export const CRM_BENCH_PROCESS_ENV = { crm: { BULK_MAX_ROWS: String(CUSTOMERS_SEEDED) } };
 
-export interface CrmBenchOptions {
-  gatewayUrl: string;
-  adminUrl: string;
-  adminToken: string;
-  /** The stack's database; the seed, the checks and the floors connect to its `crm` schema. */
-  databaseUrl: string;
-}
+/** The stack; the seed, the checks and the floors connect to its database's `crm` schema. */
+export type CrmBenchOptions = StackAccess;
 
 type Tier = "silver" | "gold";
 const other = (tier: Tier): Tier => tier === "silver" ? "gold" : "silver";
 
-export interface BulkTierFigures {
-  request: string;
-  rowsPerCall: number;
-  calls: number;
-  warmupCalls: number;
-  requestBytes: number;
-  responseBytes: number;
+export interface BulkTierFigures extends BulkCallFigures {
   api: LatencyFigures;
   /** Seconds from each API answer until the relay had published its events, median. */
   outboxDrainSecondsMedian: number;
@@ -471,14 +472,8 @@ if (import.meta.main) {
     processEnv: CRM_BENCH_PROCESS_ENV,
   });
   try {
-    const report = await runCrmBench({
-      gatewayUrl: bench.stack.gatewayUrl,
-      adminUrl: bench.stack.adminUrl,
-      adminToken: bench.adminToken,
-      databaseUrl: bench.databaseUrl,
-    });
-    await Deno.mkdir("bench-results", { recursive: true });
-    await Deno.writeTextFile("bench-results/crm.json", JSON.stringify(report, null, 2) + "\n");
+    const report = await runCrmBench(stackAccess(bench));
+    await writeResults("bench-results/crm.json", report);
     console.log(formatCrmReport(report, "bench-results/crm.json"));
   } finally {
     await bench.stop();

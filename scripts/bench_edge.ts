@@ -1,7 +1,7 @@
 /**
  * The connection-flood part of `deno task bench`: what the gateway's public port (its edge) does
  * for ordinary clients while others hold it down. scripts/bench.ts runs it last on its stack;
- * `deno run -A scripts/bench_edge.ts` runs it alone on a stack of its own (scripts/bench_stack.ts).
+ * `deno run -A scripts/bench_edge.ts` runs it alone on a stack of its own (scripts/bench/stack.ts).
  *
  * The attackers (scripts/bench_edge_attackers.ts, a Worker of this process) bind their sockets
  * to 127.0.0.2–127.0.0.20 with node:net's `localAddress` (`Deno.connect` cannot choose a source
@@ -51,28 +51,26 @@
  * OPEN_FILE_LIMIT): it runs with the launcher's flags and inherits this process's descriptor
  * limit, and the figures are whatever its edge makes of that. Figures in
  * bench-results/edge.json.
+ *
+ * This file runs the part; its pieces are in scripts/bench/: the requests (edge_requests.ts),
+ * the attackers' Worker seen from here and the sampling during the attack (edge_attack.ts), the
+ * gateway's log (edge_log.ts) and the report and its table (edge_report.ts).
  */
-import http from "node:http";
+import { ATTACK_KINDS, type AttackKind } from "./bench_edge_attackers.ts";
 import {
-  ATTACK_KINDS,
-  type AttackerCommand,
-  type AttackerEvent,
-  type AttackerStats,
-  type AttackKind,
-  type AttackPlan,
-  type KindCounters,
-} from "./bench_edge_attackers.ts";
-import { type LatencyFigures, latencyFigures, percentile } from "./bench_stats.ts";
-import { benchOrganization, type BenchStack, startBenchStack } from "./bench_stack.ts";
-import {
-  absoluteGoal,
-  formatGoal,
-  formatGoalValue,
-  type Goal,
-  goal,
-  metText,
-  parseVmRssMb,
-} from "./bench_ratios.ts";
+  type Attackers,
+  SAMPLE_EVERY_MS,
+  startAttackers,
+  startSampling,
+} from "./bench/edge_attack.ts";
+import { logSummary, startupLines } from "./bench/edge_log.ts";
+import { type EdgeReport, formatEdgeReport, type HeldFigures } from "./bench/edge_report.ts";
+import { CONCURRENCY, PATH, type RequestPhase, requestPhase } from "./bench/edge_requests.ts";
+import { absoluteGoal, type Goal, goal } from "./bench/goals.ts";
+import { fileSize, readFrom } from "./bench/log_files.ts";
+import { descriptorCount, gatewayPid, openFileLimit, rssMb } from "./bench/proc.ts";
+import { writeResults } from "./bench/results.ts";
+import { benchOrganization, type BenchStack, startBenchStack } from "./bench/stack.ts";
 
 function wholeNumberEnv(name: string, fallback: number, least: number): number {
   const raw = Deno.env.get(name);
@@ -99,9 +97,6 @@ export const EDGE_BENCH_SIZES = {
 
 const VICTIM_ADDRESS = "127.0.0.1";
 const ATTACK_ADDRESSES = Array.from({ length: 19 }, (_, i) => `127.0.0.${i + 2}`);
-const PATH = "/v1/me";
-const CONCURRENCY = 4;
-const REQUEST_TIMEOUT_MS = 10_000;
 const WARMUP_REQUESTS = 50;
 const RECOVERY_REQUESTS = 50;
 /**
@@ -113,9 +108,6 @@ const OWN_ADDRESS_BUDGET_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const WORKER_START_MS = 30_000;
 const REPLACE_PAUSE_MS = 200;
-const SAMPLE_EVERY_MS = 250;
-/** Listing /proc/<pid>/fd with thousands of entries costs more than reading VmRSS: every 4th. */
-const DESCRIPTORS_EVERY_SAMPLES = 4;
 const AFTER_ATTACK_MS = 10_000;
 /** Besides the attack's own sockets: the victims' and this process's other descriptors. */
 const DESCRIPTOR_MARGIN = 256;
@@ -127,93 +119,6 @@ const GOALS = {
   rssDuringAttackMbAtMost: 250,
   rssAfterRatioAtMost: 1.2,
 };
-
-/** One batch of `GET /v1/me`, each on a connection of its own. */
-export interface RequestPhase {
-  label: string;
-  requests: number;
-  /** Requests that left; the rest were not sent within the phase's time budget. */
-  sent: number;
-  /** Answered 200. */
-  served: number;
-  servedPercent: number;
-  /** By outcome: a status code, an error code (ECONNRESET), `timeout` or `not sent`. */
-  outcomes: Record<string, number>;
-  /** Of the 200 answers: connect to the last byte. */
-  latency: LatencyFigures;
-  /**
-   * p99 of every request, one not answered 200 counting as never answered: null once more than
-   * 1 % were not. The p99 goal is judged on this, so that an edge answering 97 % of the requests
-   * 503 cannot meet it on the p99 of the other 3 %.
-   */
-  p99AllMs: number | null;
-  wallS: number;
-}
-
-export interface HeldFigures {
-  target: number;
-  mean: number;
-  least: number;
-}
-
-export interface EdgeReport {
-  date: string;
-  gateway: {
-    /** Every pid the gateway had during the part: more than one means it was restarted. */
-    pids: number[];
-    /** Soft "Max open files" of the gateway process. */
-    openFileLimit: number | null;
-    /** Its start-up lines about listening, descriptors and connections, as logged. */
-    startupLog: Record<string, unknown>[];
-    /** Launcher lines about the gateway during the part (restarts). */
-    launcherLines: string[];
-    descriptorsMaxDuringAttack: number | null;
-    /** Its log lines from the first attacking connection to the recovery check, by message. */
-    logDuringAttack: { level: string; msg: string; lines: number; suppressed: number }[];
-  };
-  attack: {
-    addresses: string;
-    targets: Record<AttackKind, number>;
-    openPerSecond: number;
-    replacePerSecond: number;
-    /** From the first connection to the start of the measurement. */
-    buildUpS: number;
-    /** When every kind first held its target at once; null if it never did. */
-    fullStrengthAfterS: number | null;
-    /**
-     * Connects tried per second over the whole attack, and how long the server kept one it
-     * closed, on average: the replacement rate times that lifetime bounds what can be held at
-     * once, whatever the target.
-     */
-    triedPerSecond: number;
-    meanLifetimeS: number | null;
-    heldDuringMeasurement: Record<AttackKind, HeldFigures>;
-    /** Over the whole attack. */
-    byKind: Record<
-      AttackKind,
-      Omit<KindCounters, "open" | "connecting"> & { meanLifetimeS: number | null }
-    >;
-    benchDescriptors: { limit: number | null; inUseBefore: number; attackNeeds: number };
-  };
-  victim: { baseline: RequestPhase; underAttack: RequestPhase; tenSecondsAfter: RequestPhase };
-  attackerAddresses: RequestPhase;
-  rssMb: {
-    before: number | null;
-    maxDuringAttack: number | null;
-    samplesDuringAttack: number;
-    tenSecondsAfter: number | null;
-  };
-  goals: Goal[];
-}
-
-/** The gateway's RSS during the attack over what it held before, per connection held. */
-function perConnectionKb(report: EdgeReport): string {
-  const { before, maxDuringAttack } = report.rssMb;
-  const held = Object.values(report.attack.heldDuringMeasurement)
-    .reduce((sum, figures) => sum + figures.mean, 0);
-  if (before === null || maxDuringAttack === null || held === 0) return "–";
-  return ((maxDuringAttack - before) * 1024 / held).toFixed(1);
-}
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
@@ -229,309 +134,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", onAbort, { once: true });
   });
 
-const errorCode = (error: unknown): string => {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === "string" ? code : String(error).slice(0, 60);
-};
-
-/**
- * One `GET /v1/me` from `localAddress`. node:http with `agent: false` opens a new TCP
- * connection for the request and closes it after (`Connection: close`), so every request pays
- * the connect and the edge's accept, which is what a flood competes for; fetch would reuse a
- * pooled connection. Timed from before the connect to the answer's last byte.
- */
-function getMe(
-  target: { host: string; port: number; apiKey: string },
-  localAddress: string,
-  signal: AbortSignal,
-): Promise<{ outcome: string; ms: number }> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    let settled = false;
-    const settle = (outcome: string): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      resolve({ outcome, ms: performance.now() - started });
-    };
-    const req = http.request({
-      host: target.host,
-      port: target.port,
-      path: PATH,
-      method: "GET",
-      headers: { "x-api-key": target.apiKey },
-      agent: false,
-      localAddress,
-    }, (res) => {
-      res.on("data", () => {});
-      res.on("end", () => settle(String(res.statusCode)));
-      res.on("error", (error) => settle(errorCode(error)));
-    });
-    const timer = setTimeout(() => {
-      settle("timeout");
-      req.destroy();
-    }, REQUEST_TIMEOUT_MS);
-    const onAbort = (): void => {
-      settle("aborted");
-      req.destroy();
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    req.on("error", (error) => settle(errorCode(error)));
-    req.end();
-  });
-}
-
-async function requestPhase(
-  label: string,
-  target: { host: string; port: number; apiKey: string },
-  count: number,
-  addressOf: (i: number) => string,
-  budgetMs: number,
-  signal: AbortSignal,
-): Promise<RequestPhase> {
-  const results: { outcome: string; ms: number }[] = [];
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < count && performance.now() - started < budgetMs && !signal.aborted) {
-      results.push(await getMe(target, addressOf(next++), signal));
-    }
-  }));
-  signal.throwIfAborted();
-  const outcomes: Record<string, number> = {};
-  for (const { outcome } of results) outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
-  if (results.length < count) outcomes["not sent"] = count - results.length;
-  const served = results.filter((r) => r.outcome === "200");
-  const never = Array.from({ length: count - served.length }, () => Infinity);
-  const p99All = percentile([...served.map((r) => r.ms), ...never].sort((a, b) => a - b), 0.99);
-  return {
-    label,
-    requests: count,
-    sent: results.length,
-    served: served.length,
-    servedPercent: (served.length / count) * 100,
-    outcomes,
-    latency: latencyFigures(served.map((r) => r.ms)),
-    p99AllMs: Number.isFinite(p99All) ? p99All : null,
-    wallS: (performance.now() - started) / 1000,
-  };
-}
-
-// ------------------------------------------------------------------ /proc and logs
-
-const gatewayPid = (bench: Pick<BenchStack, "stack">): number | null =>
-  bench.stack.processes.find((p) => p.name === "gateway" && !p.exited)?.child.pid ?? null;
-
-async function rssMb(pid: number | null): Promise<number | null> {
-  if (pid === null) return null;
-  try {
-    return parseVmRssMb(await Deno.readTextFile(`/proc/${pid}/status`));
-  } catch {
-    return null;
-  }
-}
-
-async function descriptorCount(pid: number | "self" | null): Promise<number | null> {
-  if (pid === null) return null;
-  try {
-    let count = 0;
-    for await (const _ of Deno.readDir(`/proc/${pid}/fd`)) count++;
-    return count;
-  } catch {
-    return null;
-  }
-}
-
-/** The soft "Max open files" of a process, null if unreadable or unlimited. */
-async function openFileLimit(pid: number | "self" | null): Promise<number | null> {
-  if (pid === null) return null;
-  try {
-    const text = await Deno.readTextFile(`/proc/${pid}/limits`);
-    const value = Number(text.match(/^Max open files\s+(\S+)/m)?.[1]);
-    return Number.isSafeInteger(value) && value > 0 ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-async function fileSize(path: string): Promise<number> {
-  return (await Deno.stat(path).catch(() => null))?.size ?? 0;
-}
-
-async function readFrom(path: string, offset: number): Promise<string> {
-  const bytes = await Deno.readFile(path).catch(() => new Uint8Array());
-  return new TextDecoder().decode(bytes.subarray(offset));
-}
-
-function jsonLines(text: string): Record<string, unknown>[] {
-  const lines: Record<string, unknown>[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("{")) continue; // the runtime's own lines (warnings, panics) are text
-    try {
-      lines.push(JSON.parse(line));
-    } catch { /* a line cut by the read */ }
-  }
-  return lines;
-}
-
-/**
- * The gateway's start-up lines that say what it will hold: its `listening` line for the public
- * API (with the connection cap, when it logs one) and warnings about descriptors or connections.
- */
-export function startupLines(log: string): Record<string, unknown>[] {
-  return jsonLines(log)
-    .filter((line) =>
-      (line.msg === "listening" && line.api !== "admin") ||
-      ((line.level === "warn" || line.level === "error") &&
-        /descriptor|connection|open.?file/i.test(String(line.msg)))
-    )
-    .map(({ time: _time, service: _service, ...fields }) => fields);
-}
-
-/** Log lines by level and message, with the repeats a throttled warning left out. */
-export function logSummary(log: string): EdgeReport["gateway"]["logDuringAttack"] {
-  const byMessage = new Map<string, EdgeReport["gateway"]["logDuringAttack"][number]>();
-  for (const line of jsonLines(log)) {
-    const key = `${line.level} ${line.msg}`;
-    const entry = byMessage.get(key) ??
-      { level: String(line.level), msg: String(line.msg), lines: 0, suppressed: 0 };
-    entry.lines++;
-    if (typeof line.since_last_warning === "number") entry.suppressed += line.since_last_warning;
-    byMessage.set(key, entry);
-  }
-  return [...byMessage.values()].sort((a, b) => b.lines - a.lines);
-}
-
-// ------------------------------------------------------------------ the attackers' worker
-
-export interface Attackers {
-  latest(): AttackerStats | null;
-  /** Why the worker failed, if it did. */
-  failure(): string | null;
-  /** Closes every attacking socket and ends the worker; the final counters. */
-  stop(): Promise<AttackerStats | null>;
-  /** Ends the worker at once (its sockets close with it). */
-  terminate(): void;
-}
-
-export function startAttackers(plan: AttackPlan): Attackers {
-  const worker = new Worker(new URL("./bench_edge_attackers.ts", import.meta.url), {
-    type: "module",
-  });
-  let latest: AttackerStats | null = null;
-  let failure: string | null = null;
-  let stopped: ((stats: AttackerStats | null) => void) | null = null;
-  let terminated = false;
-  worker.onmessage = (event: MessageEvent<AttackerEvent>) => {
-    const message = event.data;
-    if (message.type === "stats") latest = message.stats;
-    else if (message.type === "stopped") {
-      latest = message.stats;
-      stopped?.(message.stats);
-    } else {
-      failure = message.message;
-      stopped?.(null);
-    }
-  };
-  worker.onerror = (event) => {
-    // Handled here, so that the part reports it and cleans up instead of the process dying.
-    event.preventDefault();
-    failure = event.message;
-    stopped?.(null);
-  };
-  const send = (command: AttackerCommand): void => worker.postMessage(command);
-  send({ type: "start", plan });
-  const terminate = (): void => {
-    if (terminated) return;
-    terminated = true;
-    worker.terminate();
-  };
-  return {
-    latest: () => latest,
-    failure: () => failure,
-    async stop() {
-      if (terminated) return latest;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const final = await Promise.race([
-        new Promise<AttackerStats | null>((resolve) => {
-          stopped = resolve;
-          send({ type: "stop" });
-        }),
-        new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 5_000)),
-      ]);
-      clearTimeout(timer);
-      terminate();
-      return final ?? latest;
-    },
-    terminate,
-  };
-}
-
-/** Every 250 ms: the gateway's RSS, every second its descriptors, and what the attack holds. */
-function startSampling(bench: Pick<BenchStack, "stack">, attackers: Attackers): {
-  pids: Set<number>;
-  rss: number[];
-  descriptorsMax: number | null;
-  held: Record<AttackKind, number[]>;
-  /** From now on, what the attack holds is recorded (the measurement's window). */
-  measure(on: boolean): void;
-  stop(): void;
-} {
-  const state = {
-    pids: new Set<number>(),
-    rss: [] as number[],
-    descriptorsMax: null as number | null,
-    held: { idle: [], slowloris: [], slowBody: [] } as Record<AttackKind, number[]>,
-    measuring: false,
-  };
-  let busy = false;
-  let tick = 0;
-  const timer = setInterval(async () => {
-    if (busy) return; // a slow /proc read: skip a beat rather than pile reads up
-    busy = true;
-    try {
-      const pid = gatewayPid(bench);
-      if (pid !== null) state.pids.add(pid);
-      const mb = await rssMb(pid);
-      if (mb !== null) state.rss.push(mb);
-      if (tick++ % DESCRIPTORS_EVERY_SAMPLES === 0) {
-        const fds = await descriptorCount(pid);
-        if (fds !== null) state.descriptorsMax = Math.max(state.descriptorsMax ?? 0, fds);
-      }
-      const stats = attackers.latest();
-      if (state.measuring && stats) {
-        for (const kind of ATTACK_KINDS) state.held[kind].push(stats.kinds[kind].open);
-      }
-    } finally {
-      busy = false;
-    }
-  }, SAMPLE_EVERY_MS);
-  return {
-    get pids() {
-      return state.pids;
-    },
-    get rss() {
-      return state.rss;
-    },
-    get descriptorsMax() {
-      return state.descriptorsMax;
-    },
-    get held() {
-      return state.held;
-    },
-    measure(on) {
-      state.measuring = on;
-    },
-    stop() {
-      clearInterval(timer);
-    },
-  };
-}
-
-// ------------------------------------------------------------------ the part
-
-/** What `measure` has under way, for the deadline's message and the clean-up. */
 interface Progress {
   phase: string;
   attackers: Attackers | null;
@@ -609,14 +211,13 @@ async function measure(
   console.error(
     `[bench] edge: ${sizes.requests} GET ${PATH} from ${VICTIM_ADDRESS}, no attack…`,
   );
-  await requestPhase("warm-up", target, WARMUP_REQUESTS, fromVictim, VICTIM_BUDGET_MS, signal);
-  const baseline = await requestPhase(
+  /** A batch of requests from the victim's address, within the victims' time budget. */
+  const victimPhase = (label: string, count: number): Promise<RequestPhase> =>
+    requestPhase(label, target, count, fromVictim, VICTIM_BUDGET_MS, signal);
+  await victimPhase("warm-up", WARMUP_REQUESTS);
+  const baseline = await victimPhase(
     `GET ${PATH} from ${VICTIM_ADDRESS}, no attack`,
-    target,
     sizes.requests,
-    fromVictim,
-    VICTIM_BUDGET_MS,
-    signal,
   );
   const rssBefore = await rssMb(gatewayPid(bench));
 
@@ -674,13 +275,9 @@ async function measure(
   progress.phase = "under attack";
   sampling.measure(true);
   console.error(`[bench] edge: ${sizes.requests} GET ${PATH} under attack…`);
-  const underAttack = await requestPhase(
+  const underAttack = await victimPhase(
     `GET ${PATH} from ${VICTIM_ADDRESS}, under attack`,
-    target,
     sizes.requests,
-    fromVictim,
-    VICTIM_BUDGET_MS,
-    signal,
   );
   console.error(
     `[bench] edge: ${sizes.ownAddressRequests} from the attackers' addresses, under attack…`,
@@ -704,13 +301,9 @@ async function measure(
   console.error(`[bench] edge: attackers gone; the gateway's RSS in 10 s…`);
   await sleep(AFTER_ATTACK_MS, signal);
   const rssAfter = await rssMb(gatewayPid(bench));
-  const tenSecondsAfter = await requestPhase(
+  const tenSecondsAfter = await victimPhase(
     `GET ${PATH} from ${VICTIM_ADDRESS}, 10 s after the attack`,
-    target,
     RECOVERY_REQUESTS,
-    fromVictim,
-    VICTIM_BUDGET_MS,
-    signal,
   );
   const pid = gatewayPid(bench);
   if (pid !== null) sampling.pids.add(pid);
@@ -818,119 +411,11 @@ async function measure(
   };
 }
 
-// ------------------------------------------------------------------ the table
-
-const KIND_LABEL: Record<AttackKind, string> = {
-  idle: "idle",
-  slowloris: "slowloris heads",
-  slowBody: "slow bodies",
-};
-
-const counts = (record: Record<string, number>): string =>
-  Object.entries(record).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(", ") ||
-  "–";
-
-/** The edge part's table of `deno task bench`. */
-export function formatEdgeReport(report: EdgeReport, writtenTo: string): string {
-  const { attack, gateway, rssMb } = report;
-  const mb = (n: number | null): string => n === null ? "–" : n.toFixed(1);
-  const ms = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : "–").padStart(9);
-  const phaseRow = (p: RequestPhase): string =>
-    `${p.label.padEnd(58)}${`${p.servedPercent.toFixed(1)} %`.padStart(9)}${ms(p.latency.p50Ms)}${
-      ms(p.latency.p99Ms)
-    }${ms(p.latency.maxMs)}${ms(p.p99AllMs ?? NaN)}${`${p.sent}/${p.requests}`.padStart(11)}`;
-  const emfile = ATTACK_KINDS.reduce(
-    (n, kind) => n + (attack.byKind[kind].connectErrors.EMFILE ?? 0),
-    0,
-  );
-  const lines = [
-    "",
-    `Edge under a connection flood from ${attack.addresses} (opened at ≤ ${attack.openPerSecond}/s, ` +
-    `replaced at ≤ ${attack.replacePerSecond}/s)`,
-    "",
-    `gateway: pid ${gateway.pids.join(", ") || "–"}${
-      gateway.pids.length > 1 ? " (restarted)" : ""
-    }, Max open files ${gateway.openFileLimit ?? "–"}, descriptors held at most during the ` +
-    `attack ${gateway.descriptorsMaxDuringAttack ?? "–"}`,
-    ...(gateway.startupLog.length
-      ? gateway.startupLog.map((fields) => `  at start: ${JSON.stringify(fields)}`)
-      : ["  at start: no `listening` line (LOG_LEVEL=warn) and no warning about connections"]),
-    ...gateway.launcherLines.map((line) => `  launcher: ${line}`),
-    attack.fullStrengthAfterS === null
-      ? `attack: never held every target at once; measured after ${attack.buildUpS.toFixed(0)} s`
-      : `attack: every target held after ${attack.fullStrengthAfterS.toFixed(1)} s`,
-    `  ${attack.triedPerSecond.toFixed(0)} connects/s on average; the server closed one after ${
-      attack.meanLifetimeS === null ? "–" : `${attack.meanLifetimeS.toFixed(1)} s`
-    } on average${
-      attack.meanLifetimeS === null
-        ? ""
-        : `, so replacing ≤ ${attack.replacePerSecond}/s holds ≤ ${
-          (attack.replacePerSecond * attack.meanLifetimeS).toFixed(0)
-        } at once`
-    }`,
-    ...(emfile > 0
-      ? [
-        `  THIS PROCESS RAN OUT OF DESCRIPTORS (EMFILE ×${emfile}): the attack was smaller ` +
-        "than planned",
-      ]
-      : []),
-    `${"".padEnd(18)}${"target".padStart(8)}${"held mean".padStart(11)}${"least".padStart(8)}${
-      "opened".padStart(9)
-    }${"closed by server (mean life; first answer)".padStart(44)}`,
-    ...ATTACK_KINDS.map((kind) => {
-      const held = attack.heldDuringMeasurement[kind];
-      const c = attack.byKind[kind];
-      const life = c.meanLifetimeS === null ? "" : `${c.meanLifetimeS.toFixed(1)} s; `;
-      return `${KIND_LABEL[kind].padEnd(18)}${String(held.target).padStart(8)}${
-        held.mean.toFixed(0).padStart(11)
-      }${String(held.least).padStart(8)}${
-        String(c.opened).padStart(9)
-      }    ${c.closedByServer} (${life}${counts(c.answeredBeforeClose)})` +
-        (c.failedToConnect
-          ? `; failed to connect ${c.failedToConnect}: ${counts(c.connectErrors)}`
-          : "");
-    }),
-    "",
-    `${"".padEnd(58)}${"200".padStart(9)}${"of the 200 answers, ms".padStart(27)}${
-      "p99 all".padStart(9)
-    }`,
-    `${"".padEnd(58)}${"".padStart(9)}${"p50".padStart(9)}${"p99".padStart(9)}${"max".padStart(9)}${
-      "ms".padStart(9)
-    }${"sent".padStart(11)}`,
-    phaseRow(report.victim.baseline),
-    phaseRow(report.victim.underAttack),
-    phaseRow(report.attackerAddresses),
-    phaseRow(report.victim.tenSecondsAfter),
-    `outcomes under attack: ${counts(report.victim.underAttack.outcomes)}`,
-    `  from the attackers' addresses: ${counts(report.attackerAddresses.outcomes)}`,
-    `gateway RSS MB: ${mb(rssMb.before)} before, ${mb(rssMb.maxDuringAttack)} at most during ` +
-    `(${rssMb.samplesDuringAttack} samples), ${mb(rssMb.tenSecondsAfter)} 10 s after`,
-    `  per connection held: ${perConnectionKb(report)} KB at most (the most RSS during the ` +
-    "attack over what it held on average; gateway/edge/capacity.ts budgets 12 KB)",
-    `gateway log during the attack: ${
-      gateway.logDuringAttack.slice(0, 6).map((l) =>
-        `${l.level} "${l.msg}" ×${l.lines}${l.suppressed ? ` (+${l.suppressed} left out)` : ""}`
-      ).join("; ") || "nothing"
-    }`,
-    "",
-    `${"goal".padEnd(58)}${"figure".padStart(10)}${"goal".padStart(12)}`,
-    ...report.goals.map((g) =>
-      `${g.figure.padEnd(58)}${formatGoalValue(g).padStart(10)}${formatGoal(g).padStart(12)}  ${
-        metText(g.met)
-      }`
-    ),
-    "(p99 all: a request not answered 200 counts as never answered; – once over 1 % were not)",
-    `Figures written to ${writtenTo}`,
-  ];
-  return lines.join("\n");
-}
-
 if (import.meta.main) {
   const bench = await startBenchStack("printshop-bench-edge-");
   try {
     const report = await runEdgeBench(bench);
-    await Deno.mkdir("bench-results", { recursive: true });
-    await Deno.writeTextFile("bench-results/edge.json", JSON.stringify(report, null, 2) + "\n");
+    await writeResults("bench-results/edge.json", report);
     console.log(formatEdgeReport(report, "bench-results/edge.json"));
   } finally {
     await bench.stop();

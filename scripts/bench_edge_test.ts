@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { logSummary, startAttackers, startupLines } from "./bench_edge.ts";
+import { startAttackers } from "./bench/edge_attack.ts";
+import { logSummary, startupLines } from "./bench/edge_log.ts";
 import { type AttackPlan, slowlorisByte, statusOf } from "./bench_edge_attackers.ts";
 
 const plan = (port: number, overrides: Partial<AttackPlan>): AttackPlan => ({

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
-import { openLoop, startReceiver } from "./bench_events.ts";
+import { openLoop } from "./bench/load.ts";
+import { startReceiver } from "./bench/receiver.ts";
 
 /** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 function secret(): string {

@@ -1,17 +1,10 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  countLoggedStatements,
-  cpuMsPerRequest,
-  formatGoal,
-  goal,
-  loadFigures,
-  metText,
-  netPerRequest,
-  parseProcStat,
-  parseVmRssMb,
-  percentile,
-  withinLimit,
-} from "./bench_ratios.ts";
+import { formatGoal, goal, metText, withinLimit } from "./bench/goals.ts";
+import { loadFigures } from "./bench/load.ts";
+import { parseProcStat, parseVmRssMb } from "./bench/proc.ts";
+import { countLoggedStatements, netPerRequest } from "./bench/ratios_diagnostics.ts";
+import { cpuMsPerRequest } from "./bench/stack_cpu.ts";
+import { percentile } from "./bench/stats.ts";
 
 Deno.test("percentile answers the nearest rank, so p99 of 100 samples is the 99th", () => {
   const sorted = Array.from({ length: 100 }, (_, i) => i + 1);

@@ -18,8 +18,9 @@
  */
 import { smtpServer } from "@printshop/shared/testing/smtp";
 import { approvalPages } from "@printshop/shared/contracts/proofs";
-import { type LatencyFigures, latencyFigures } from "./bench_stats.ts";
-import { api, benchOrganization, startBenchStack } from "./bench_stack.ts";
+import { writeResults } from "./bench/results.ts";
+import { api, benchOrganization, startBenchStack } from "./bench/stack.ts";
+import { type LatencyFigures, latencyFigures } from "./bench/stats.ts";
 
 export const SENDS = Number(Deno.env.get("BENCH_PROOF_SENDS") ?? 200);
 /**
@@ -219,8 +220,7 @@ if (import.meta.main) {
       adminToken: bench.adminToken,
       smtp,
     });
-    await Deno.mkdir("bench-results", { recursive: true });
-    await Deno.writeTextFile("bench-results/proofs.json", JSON.stringify(report, null, 2) + "\n");
+    await writeResults("bench-results/proofs.json", report);
     console.log(formatProofsReport(report, "bench-results/proofs.json"));
   } finally {
     await bench.stop();

@@ -26,13 +26,30 @@
  *
  * Nothing is asserted about speed: the goals (list p50 ≤ 50 ms, re-band p50 ≤ 20 ms) are
  * reported. A seed that breaks the pricing rules, or a PATCH that does not re-band, stops the run.
+ *
+ * This file seeds and checks the quotes and runs the part; the loads of steps 3 and 4 are in
+ * scripts/bench/quotes_loads.ts, the report in quotes_report.ts, the shape and the garment
+ * bands in quotes_shape.ts.
  */
-import autocannon from "autocannon";
 import { Decimal } from "decimal.js";
 import { connect, type Sql } from "@printshop/shared/db";
 import type { MarkupGroup } from "../services/quotes/domain/markup.ts";
-import { api, benchOrganization } from "./bench_stack.ts";
-import { type LatencyFigures, latencyFigures, percentile } from "./bench_stats.ts";
+import { api, benchOrganization, type StackAccess } from "./bench/stack.ts";
+import {
+  LIST_CONNECTIONS,
+  LIST_SAMPLES,
+  listBench,
+  PAGE,
+  PATCH_SAMPLES,
+  rebandBench,
+} from "./bench/quotes_loads.ts";
+import type { QuotesReport } from "./bench/quotes_report.ts";
+import {
+  bandCaseSql,
+  FULL_QUOTE_SHAPE,
+  GARMENT_BANDS,
+  QUOTES_SEEDED,
+} from "./bench/quotes_shape.ts";
 import {
   decorationTotals,
   type GroupInput,
@@ -45,120 +62,14 @@ import {
   type VariantInput,
 } from "../services/quotes/domain/pricing.ts";
 
-/** `BENCH_QUOTES` seeds fewer (or more) quotes, e.g. for a quick try of the script. */
-export const QUOTES_SEEDED = Number(Deno.env.get("BENCH_QUOTES") ?? 10_000);
-if (!Number.isInteger(QUOTES_SEEDED) || QUOTES_SEEDED < 1) {
-  throw new Error(`BENCH_QUOTES must be a whole number ≥ 1, not ${Deno.env.get("BENCH_QUOTES")}`);
-}
-/**
- * The full quote of the quotes issue: 3 groups × 4 Garment lines × 5 variants (the seed here adds
- * 2 decorations per group). scripts/bench_ratios.ts builds its full quotes through the API in the
- * same shape.
- */
-export const FULL_QUOTE_SHAPE = { groups: 3, linesPerGroup: 4, variantsPerLine: 5 } as const;
 const GROUPS_PER_QUOTE = FULL_QUOTE_SHAPE.groups;
 const LINES_PER_GROUP = FULL_QUOTE_SHAPE.linesPerGroup;
 const VARIANTS_PER_LINE = FULL_QUOTE_SHAPE.variantsPerLine;
 const DECORATIONS_PER_GROUP = 2;
-const PAGE = 200;
-const LIST_SAMPLES = 100;
-const LIST_WARMUP = 5;
-/** The sequential list loop stops early past this, so a slow machine still finishes. */
-const LIST_BUDGET_MS = 60_000;
-const LIST_CONNECTIONS = 2;
-const SMALLER_PAGES = [50, 20] as const;
-const SMALLER_PAGE_SAMPLES = 30;
-const PATCH_SAMPLES = 50;
-const PATCH_WARMUP = 6;
 const PRICING_CHECK_QUOTES = 25;
-const LIST_GOAL_P50_MS = 50;
-const REBAND_GOAL_P50_MS = 20;
 
-/** The default garment markup group: percentage by line quantity. */
-const GARMENT_BANDS = [
-  { from: 1, markupType: "percentage", markupValue: 60 },
-  { from: 24, markupType: "percentage", markupValue: 50 },
-  { from: 48, markupType: "percentage", markupValue: 42 },
-  { from: 72, markupType: "percentage", markupValue: 36 },
-  { from: 144, markupType: "percentage", markupValue: 30 },
-] as const;
-
-export interface QuotesBenchOptions {
-  gatewayUrl: string;
-  adminUrl: string;
-  adminToken: string;
-  /** The stack's database; the seed connects to its `quotes` schema. */
-  databaseUrl: string;
+export interface QuotesBenchOptions extends StackAccess {
   durationS: number;
-}
-
-export interface QuotesReport {
-  date: string;
-  machine: { cpus: number; deno: string };
-  seed: {
-    organizationId: string;
-    quotes: number;
-    perQuote: {
-      groups: number;
-      garmentLinesPerGroup: number;
-      variantsPerLine: number;
-      decorationsPerGroup: number;
-    };
-    note: string;
-    rows: Record<string, number>;
-    groupSourceVariants: number;
-    garmentBands: typeof GARMENT_BANDS;
-    seedSeconds: number;
-    vacuumAnalyzeSeconds: number;
-    pricingCheckedOnQuotes: number;
-  };
-  list: {
-    request: string;
-    itemsPerPage: number;
-    variantsPerPage: number;
-    responseBytes: { min: number; median: number; max: number };
-    /** Every page once, in order, before the figures below: each quote's first API read. */
-    firstPass: LatencyFigures & { pages: number; seconds: number };
-    /** Sequential, after the first pass: the goal's figure. */
-    sequential: LatencyFigures;
-    load: {
-      connections: number;
-      durationS: number;
-      requestsPerSecond: number;
-      /** Response bytes per second under the load (autocannon's throughput: heads and bodies). */
-      bytesPerSecond: number;
-      non2xx: number;
-    };
-    /** The same request at smaller `limit`s, sequential, for context. */
-    smallerPages: ({ limit: number } & LatencyFigures)[];
-    goalP50MsAtMost: number;
-  };
-  reband: {
-    request: string;
-    quoteId: string;
-    variantId: string;
-    quantities: [number, number];
-    lineQuantities: [number, number];
-    markupPct: [number, number];
-    unitPriceExGst: [number, number];
-    sequential: LatencyFigures;
-    goalP50MsAtMost: number;
-  };
-}
-
-const figures = latencyFigures;
-
-function bandFor(quantity: number): number {
-  let pct: number = GARMENT_BANDS[0].markupValue;
-  for (const band of GARMENT_BANDS) if (band.from <= quantity) pct = band.markupValue;
-  return pct;
-}
-
-/** `CASE` over the band list, highest `from` first: the band whose from ≤ the quantity. */
-function bandCaseSql(column: string): string {
-  const arms = [...GARMENT_BANDS].reverse()
-    .map((b) => `WHEN ${column} >= ${b.from} THEN ${b.markupValue}`).join(" ");
-  return `CASE ${arms} END`;
 }
 
 /**
@@ -498,196 +409,6 @@ async function checkSeedPricing(sql: Sql, organizationId: string): Promise<numbe
   return quotes.length;
 }
 
-/** Sequential GETs timed with performance.now(), cycling through the pages. */
-async function timedPages(
-  gatewayUrl: string,
-  headers: Record<string, string>,
-  pathAt: (i: number) => string,
-  warmup: number,
-  samples: number,
-  onBody: (i: number, body: ArrayBuffer) => void = () => {},
-  budgetMs = LIST_BUDGET_MS,
-): Promise<LatencyFigures> {
-  const times: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < warmup + samples; i++) {
-    const t0 = performance.now();
-    const res = await fetch(`${gatewayUrl}${pathAt(i)}`, { headers });
-    const body = await res.arrayBuffer();
-    const elapsed = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`GET ${pathAt(i)} answered ${res.status}`);
-    onBody(i, body);
-    if (i >= warmup) times.push(elapsed);
-    if (i >= warmup + 10 && performance.now() - started > budgetMs) break;
-  }
-  return figures(times);
-}
-
-async function listBench(
-  gatewayUrl: string,
-  headers: Record<string, string>,
-  durationS: number,
-): Promise<QuotesReport["list"]> {
-  const pages = Math.max(1, Math.ceil(QUOTES_SEEDED / PAGE));
-  const pathFor = (limit: number) => (i: number): string =>
-    `/v1/quotes?limit=${limit}&offset=${(i % pages) * PAGE}`;
-  const pathAt = pathFor(PAGE);
-
-  // First, every page once, in order: the seed wrote rows only, so this is each quote's first
-  // read through the API, with whatever a first read costs (a quote's stored document, say, is
-  // made then). Reported apart; the goal's figure is the steady read after it.
-  const firstStarted = performance.now();
-  const firstPass = await timedPages(gatewayUrl, headers, pathAt, 0, pages, () => {}, Infinity);
-  const firstPassSeconds = (performance.now() - firstStarted) / 1000;
-
-  const sizes: number[] = [];
-  let itemsPerPage = 0;
-  let variantsPerPage = 0;
-  const sequential = await timedPages(
-    gatewayUrl,
-    headers,
-    pathAt,
-    LIST_WARMUP,
-    LIST_SAMPLES,
-    (i, body) => {
-      sizes.push(body.byteLength);
-      if (i > 0) return;
-      const page = JSON.parse(new TextDecoder().decode(body)) as {
-        data: { items: { groups: { lines: { variants: unknown[] }[] }[] }[] };
-      };
-      itemsPerPage = page.data.items.length;
-      variantsPerPage = page.data.items.flatMap((q) => q.groups).flatMap((g) => g.lines)
-        .reduce((n, l) => n + l.variants.length, 0);
-    },
-  );
-
-  // Every request of the load takes the next page, across connections.
-  let next = 0;
-  const result = await autocannon({
-    url: gatewayUrl,
-    headers,
-    connections: LIST_CONNECTIONS,
-    duration: durationS,
-    timeout: 30,
-    requests: [{
-      method: "GET",
-      setupRequest: (req: Record<string, unknown>) => ({ ...req, path: pathAt(next++) }),
-    }],
-  });
-  if (result.errors > 0) throw new Error(`list under load: ${result.errors} errors`);
-
-  // For context: the same list with smaller pages (the cost follows the rows embedded).
-  const smallerPages: QuotesReport["list"]["smallerPages"] = [];
-  for (const limit of SMALLER_PAGES) {
-    smallerPages.push({
-      limit,
-      ...await timedPages(gatewayUrl, headers, pathFor(limit), 3, SMALLER_PAGE_SAMPLES),
-    });
-  }
-
-  const sortedSizes = [...sizes].sort((a, b) => a - b);
-  return {
-    request: `GET /v1/quotes?limit=${PAGE}&offset=0,${PAGE},…,${(pages - 1) * PAGE} (cycling)`,
-    itemsPerPage,
-    variantsPerPage,
-    responseBytes: {
-      min: sortedSizes[0]!,
-      median: percentile(sortedSizes, 0.5),
-      max: sortedSizes[sortedSizes.length - 1]!,
-    },
-    firstPass: { ...firstPass, pages, seconds: firstPassSeconds },
-    sequential,
-    load: {
-      connections: LIST_CONNECTIONS,
-      durationS,
-      requestsPerSecond: result.requests.average,
-      bytesPerSecond: result.throughput.average,
-      non2xx: result.non2xx,
-    },
-    smallerPages,
-    goalP50MsAtMost: LIST_GOAL_P50_MS,
-  };
-}
-
-async function rebandBench(
-  sql: Sql,
-  gatewayUrl: string,
-  headers: Record<string, string>,
-  organizationId: string,
-): Promise<QuotesReport["reband"]> {
-  // A draft quote from the middle of the seed, its first group-source variant, and the sum of
-  // the other variants of that line.
-  const [target] = await sql<
-    { quote_id: string; id: string; quantity: number; cost: string; others: number }[]
-  >`
-    SELECT v.quote_id, v.id, v.quantity, (v.buy_price + v.extra_cost)::text AS cost,
-      (SELECT sum(o.quantity)::int FROM quote_variants o
-        WHERE o.quote_line_id = v.quote_line_id AND o.id <> v.id AND NOT o.is_custom_line)
-        AS others
-    FROM quote_variants v JOIN quotes q ON q.id = v.quote_id
-    WHERE q.organization_id = ${organizationId} AND q.status = 'draft'
-      AND q.quote_number >= (SELECT min(quote_number) + ${Math.floor(QUOTES_SEEDED / 2)}
-        FROM quotes WHERE organization_id = ${organizationId})
-      AND v.markup_source = 'group'
-    ORDER BY q.quote_number, v.sort_order LIMIT 1`;
-  if (!target) throw new Error("no group-source variant in a draft seeded quote");
-  // Two quantities for this variant whose line totals fall in neighbouring bands.
-  const low = 1;
-  const lowLine = target.others + low;
-  const boundary = GARMENT_BANDS.find((b) => b.from > lowLine)!.from;
-  const high = boundary - target.others;
-  const quantities: [number, number] = [low, high];
-  const lineQuantities: [number, number] = [lowLine, boundary];
-  const markupPct: [number, number] = [bandFor(lowLine), bandFor(boundary)];
-  const expected = markupPct.map((pct) =>
-    new Decimal(target.cost).times(100 + pct).div(100).toDecimalPlaces(4, Decimal.ROUND_HALF_UP)
-      .toNumber()
-  ) as [number, number];
-
-  const url = `${gatewayUrl}/v1/quote-variants/${target.id}`;
-  const patchHeaders = { ...headers, "content-type": "application/json" };
-  // Start on the quantity the variant does not have, so every PATCH changes it.
-  const startAt = target.quantity === low ? 1 : 0;
-  const seen: ({ unitPriceExGst: number; markupValue: number } | undefined)[] = [
-    undefined,
-    undefined,
-  ];
-  const samples: number[] = [];
-  for (let i = 0; i < PATCH_WARMUP + PATCH_SAMPLES; i++) {
-    const which = (i + startAt) % 2;
-    const body = JSON.stringify({ quantity: quantities[which] });
-    const t0 = performance.now();
-    const res = await fetch(url, { method: "PATCH", headers: patchHeaders, body });
-    const text = await res.text();
-    const elapsed = performance.now() - t0;
-    if (res.status !== 200) throw new Error(`PATCH ${url} answered ${res.status}: ${text}`);
-    if (i >= PATCH_WARMUP) samples.push(elapsed);
-    seen[which] = (JSON.parse(text) as { data: { unitPriceExGst: number; markupValue: number } })
-      .data;
-  }
-  for (const which of [0, 1] as const) {
-    const got = seen[which]!;
-    if (got.unitPriceExGst !== expected[which] || got.markupValue !== markupPct[which]) {
-      throw new Error(
-        `PATCH quantity ${quantities[which]} (line ${lineQuantities[which]}) answered ` +
-          `unitPriceExGst ${got.unitPriceExGst} at ${got.markupValue} %; the band gives ` +
-          `${expected[which]} at ${markupPct[which]} %`,
-      );
-    }
-  }
-  return {
-    request: "PATCH /v1/quote-variants/{variantId} {quantity}",
-    quoteId: target.quote_id,
-    variantId: target.id,
-    quantities,
-    lineQuantities,
-    markupPct,
-    unitPriceExGst: expected,
-    sequential: figures(samples),
-    goalP50MsAtMost: REBAND_GOAL_P50_MS,
-  };
-}
-
 /** Runs the whole quotes-at-scale bench on a running stack and returns its figures. */
 export async function runQuotesBench(options: QuotesBenchOptions): Promise<QuotesReport> {
   const { organizationId, apiKey } = await benchOrganization(options, "Quotes Bench Shop");
@@ -761,7 +482,12 @@ export async function runQuotesBench(options: QuotesBenchOptions): Promise<Quote
     );
     const list = await listBench(options.gatewayUrl, headers, options.durationS);
     console.error(`[bench] PATCH /v1/quote-variants/{id}: ${PATCH_SAMPLES} re-bands…`);
-    const reband = await rebandBench(sql, options.gatewayUrl, headers, organizationId);
+    const reband = await rebandBench({
+      sql,
+      gatewayUrl: options.gatewayUrl,
+      headers,
+      organizationId,
+    });
 
     return {
       date: new Date().toISOString(),
@@ -789,70 +515,4 @@ export async function runQuotesBench(options: QuotesBenchOptions): Promise<Quote
   } finally {
     await sql.end();
   }
-}
-
-/** The second table of `deno task bench`. */
-export function formatQuotesReport(report: QuotesReport, writtenTo: string): string {
-  const { seed, list, reband } = report;
-  const r = seed.rows;
-  const num = (n: number | undefined, digits = 2): string =>
-    (n === undefined ? "–" : n.toFixed(digits)).padStart(9);
-  const row = (
-    label: string,
-    rps: number | undefined,
-    figures: LatencyFigures,
-    goal?: number,
-  ): string =>
-    `${label.padEnd(46)}${num(rps, 1)}${num(figures.p50Ms)}${num(figures.p99Ms)}` +
-    (goal === undefined ? "" : `   p50 ≤ ${goal} ms: ${figures.p50Ms <= goal ? "met" : "NOT met"}`);
-  const mb = (bytes: number): string => `${(bytes / 1_000_000).toFixed(2)} MB`;
-  const [q0, q1] = reband.quantities;
-  const [l0, l1] = reband.lineQuantities;
-  const [m0, m1] = reband.markupPct;
-  const [u0, u1] = reband.unitPriceExGst;
-  return [
-    "",
-    `Quotes at scale: ${seed.quotes} quotes of one organisation, each ${seed.perQuote.groups} groups × ` +
-    `(${seed.perQuote.garmentLinesPerGroup} Garment lines × ${seed.perQuote.variantsPerLine} variants + ` +
-    `${seed.perQuote.decorationsPerGroup} decorations)`,
-    `  "+ 2 decorations each" is read as 2 decorations per group (6 per quote)`,
-    `  rows: ${r.quotes} quotes, ${r.groups} groups, ${r.lines} lines, ${r.variants} variants ` +
-    `(${seed.groupSourceVariants} banded by the default garment group), ${r.decorations} decorations`,
-    `  seeded with set-based SQL in ${seed.seedSeconds.toFixed(1)} s, VACUUM ANALYZE ` +
-    `${
-      seed.vacuumAnalyzeSeconds.toFixed(1)
-    } s; pricing of ${seed.pricingCheckedOnQuotes} sampled ` +
-    `quotes re-checked with services/quotes/domain/pricing.ts`,
-    "",
-    `${"through the gateway".padEnd(46)}${"req/s".padStart(9)}${"p50 ms".padStart(9)}${
-      "p99 ms".padStart(9)
-    }   goal`,
-    row(
-      `GET /v1/quotes?limit=${list.itemsPerPage} (offset cycling)`,
-      list.load.requestsPerSecond,
-      list.sequential,
-      list.goalP50MsAtMost,
-    ),
-    ...list.smallerPages.map((p) => row(`  same, limit=${p.limit}`, undefined, p)),
-    row(
-      "PATCH /v1/quote-variants/{id} (re-band)",
-      undefined,
-      reband.sequential,
-      reband.goalP50MsAtMost,
-    ),
-    "",
-    `list: first, every page once in order (each quote's first read through the API; the seed ` +
-    `wrote rows only): ${list.firstPass.pages} pages in ${list.firstPass.seconds.toFixed(1)} s, ` +
-    `p50 ${list.firstPass.p50Ms.toFixed(1)} ms, p99 ${list.firstPass.p99Ms.toFixed(1)} ms`,
-    `list: then latency over ${list.sequential.samples} sequential requests after warm-up; req/s from ` +
-    `autocannon, ${list.load.durationS} s at ${list.load.connections} connections ` +
-    `(${list.load.non2xx} non-2xx), ${mb(list.load.bytesPerSecond)}/s answered`,
-    `list page: ${list.itemsPerPage} quotes with ${list.variantsPerPage} variants, ` +
-    `${mb(list.responseBytes.median)} (min ${mb(list.responseBytes.min)}, max ` +
-    `${mb(list.responseBytes.max)})`,
-    `re-band: ${reband.sequential.samples} sequential PATCHes after warm-up, quantity ${q0} ↔ ${q1}` +
-    ` → line ${l0} ↔ ${l1} units → markup ${m0} % ↔ ${m1} %, unitPriceExGst ${u0} ↔ ${u1} ` +
-    `(checked in the answers)`,
-    `Figures written to ${writtenTo}`,
-  ].join("\n");
 }

@@ -1,24 +1,18 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { eventsGoal, type EventsUnderLoad } from "./bench/events_under_load.ts";
 import {
   absoluteGoal,
-  alternatingOrder,
-  eventsGoal,
-  type EventsUnderLoad,
-  figuresOfSamples,
   formatGoal,
   formatGoalValue,
-  formatHistory,
   goal,
   goalValue,
-  type HistoryEntry,
-  historyEntry,
-  parseHistory,
   ratio,
-  type RatiosReport,
-  sumCpu,
-  withListAtScale,
-} from "./bench_ratios.ts";
-import type { QuotesReport } from "./bench_quotes.ts";
+} from "./bench/goals.ts";
+import { formatHistory, type HistoryEntry, historyEntry, parseHistory } from "./bench/history.ts";
+import { alternatingOrder, figuresOfSamples } from "./bench/load.ts";
+import type { QuotesReport } from "./bench/quotes_report.ts";
+import { type RatiosReport, withListAtScale } from "./bench/ratios_report.ts";
+import { sumCpu } from "./bench/stack_cpu.ts";
 
 const figures = (p99Ms: number) => ({ samples: 100, p50Ms: p99Ms / 2, p99Ms, maxMs: p99Ms });
 

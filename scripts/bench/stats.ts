@@ -1,4 +1,4 @@
-/** Latency statistics every part of `deno task bench` reports the same way. */
+/** The latency statistics and bulk-call figures every part of `deno task bench` reports. */
 
 export interface LatencyFigures {
   samples: number;
@@ -27,4 +27,14 @@ export function latencyFigures(samples: readonly number[]): LatencyFigures {
     p99Ms: percentile(sorted, 0.99),
     maxMs: sorted.at(-1) ?? NaN,
   };
+}
+
+/** A bulk operation timed call by call (the catalogue's bulk create, the CRM's bulk tier). */
+export interface BulkCallFigures {
+  request: string;
+  rowsPerCall: number;
+  calls: number;
+  warmupCalls: number;
+  requestBytes: number;
+  responseBytes: number;
 }

@@ -9,7 +9,7 @@
  * for the events under the write load.
  */
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
-import { connect } from "@printshop/shared/db";
+import { connect, type Sql } from "@printshop/shared/db";
 import { launchStack, type RunningStack, type StackOptions } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 
@@ -19,6 +19,13 @@ export const BENCH_DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
 export const randomHex = (bytes: number): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
     .join("");
+
+/** The URL of database `name` on the PostgreSQL server that `serverUrl` points at. */
+export function databaseOn(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 
 export interface BenchStack {
   pg: EmbeddedPostgres;
@@ -50,12 +57,11 @@ export async function startBenchStack(
     const admin = connect(pg.url, { schema: "public", max: 1 });
     await admin.unsafe("CREATE DATABASE bench");
     await admin.end();
-    const dbUrl = new URL(pg.url);
-    dbUrl.pathname = "/bench";
+    const dbUrl = databaseOn(pg.url, "bench");
     const internalSecret = randomHex(32);
     const adminToken = randomHex(32);
     const stack = await launchStack({
-      databaseUrl: dbUrl.toString(),
+      databaseUrl: dbUrl,
       internalSecret,
       webhookSecretsKey: randomHex(32),
       adminToken,
@@ -69,7 +75,7 @@ export async function startBenchStack(
     return {
       pg,
       stack,
-      databaseUrl: dbUrl.toString(),
+      databaseUrl: dbUrl,
       internalSecret,
       adminToken,
       logDir,
@@ -101,14 +107,42 @@ export async function api<T>(
   return (JSON.parse(text) as { data: T }).data;
 }
 
+/** What a part needs of the stack to reach it: the gateway, the admin API and the database. */
+export interface StackAccess {
+  gatewayUrl: string;
+  adminUrl: string;
+  adminToken: string;
+  /** The stack's database, for a part's seed, checks and floors. */
+  databaseUrl: string;
+}
+
+export function stackAccess(bench: BenchStack): StackAccess {
+  return {
+    gatewayUrl: bench.stack.gatewayUrl,
+    adminUrl: bench.stack.adminUrl,
+    adminToken: bench.adminToken,
+    databaseUrl: bench.databaseUrl,
+  };
+}
+
+/** A part's organisation as its loads reach it: the database, the gateway, its key's headers. */
+export interface BenchShop {
+  sql: Sql;
+  gatewayUrl: string;
+  headers: Record<string, string>;
+  organizationId: string;
+}
+
 /**
  * A bench organisation through the admin API: its id and a key of every scope, with a rate
- * limit high enough that the load measured is never refused.
+ * limit high enough that the load measured is never refused. The gateway part also makes one
+ * with a narrower key and a limit of 1, for its 429.
  */
 export async function benchOrganization(
   admin: { adminUrl: string; adminToken: string },
   name: string,
-): Promise<{ organizationId: string; apiKey: string }> {
+  options: { scopes?: readonly string[]; requestsPerMinute?: number } = {},
+): Promise<{ organizationId: string; apiKey: string; apiKeyId: string }> {
   const headers = { authorization: `Bearer ${admin.adminToken}` };
   const org = await api<{ id: string }>(`${admin.adminUrl}/admin/organizations`, {
     method: "POST",
@@ -117,12 +151,12 @@ export async function benchOrganization(
   });
   const key = await api<{ id: string; apiKey: string }>(
     `${admin.adminUrl}/admin/organizations/${org.id}/api-keys`,
-    { method: "POST", headers, body: { scopes: ALL_SCOPES } },
+    { method: "POST", headers, body: { scopes: options.scopes ?? ALL_SCOPES } },
   );
   await api(`${admin.adminUrl}/admin/organizations/${org.id}/limits`, {
     method: "PUT",
     headers,
-    body: { requestsPerMinute: 1_000_000 },
+    body: { requestsPerMinute: options.requestsPerMinute ?? 1_000_000 },
   });
-  return { organizationId: org.id, apiKey: key.apiKey };
+  return { organizationId: org.id, apiKey: key.apiKey, apiKeyId: key.id };
 }
