@@ -152,11 +152,36 @@ Deno.test("when PostgreSQL or a service dies: 503s with Retry-After, back by its
       }
       const delivered = (): Set<string> =>
         new Set(receiver.received.map((r) => (JSON.parse(r.body).data as { id: string }).id));
+      const missing = (): string[] => acknowledged.filter((id) => !delivered().has(id));
+      // Generous: with the whole suite beside it, a consumer may be waiting out its safety poll.
       await waitFor(
         "every acknowledged quote's event to be delivered",
-        () => Promise.resolve(acknowledged.every((id) => delivered().has(id))),
-        30_000,
-      );
+        () => Promise.resolve(missing().length === 0),
+        90_000,
+      ).catch(async (error) => {
+        const db = connect(url.toString(), { schema: "public", max: 1 });
+        const gone = missing();
+        const state = {
+          outboxUnpublished: await db`SELECT count(*)::int AS n FROM quotes.outbox
+            WHERE published_at IS NULL AND aggregate_id = ANY(${gone}::uuid[])`,
+          onBus: await db`SELECT count(*)::int AS n FROM eventbus.messages
+            WHERE aggregate_id = ANY(${gone}::uuid[])`,
+          offsets: await db`SELECT group_id, topic, position FROM eventbus.consumer_offsets`,
+          busMax: await db`SELECT topic, max(seq) FROM eventbus.messages GROUP BY topic`,
+          recorded: await db`SELECT count(*)::int AS n FROM webhooks.events
+            WHERE aggregate_id = ANY(${gone}::uuid[])`,
+          deliveries: await db`SELECT d.status, count(*)::int AS n FROM webhooks.deliveries d
+            JOIN webhooks.events e ON e.id = d.event_id
+            WHERE e.aggregate_id = ANY(${gone}::uuid[]) GROUP BY d.status`,
+        };
+        await db.end();
+        const logs = (await stack.logs()).split("\n")
+          .filter((l) => /"level":"(warn|error)"/.test(l)).slice(-30).join("\n");
+        throw new Error(
+          `${error.message}: ${gone.length} of ${acknowledged.length} missing; ` +
+            `${JSON.stringify(state)}\n${logs}`,
+        );
+      });
       const logs = await stack.logs();
       assertEquals(logs.match(/"unhandled error"/g) ?? [], [], "no request failed as a bug");
       for (const process of ["gateway", ...SERVICES]) {

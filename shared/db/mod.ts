@@ -1,7 +1,7 @@
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
 import { withSpan } from "../telemetry.ts";
-import { watchDatabase } from "./availability.ts";
+import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
 
 export {
   databaseUnavailable,
@@ -61,6 +61,13 @@ export async function transaction<T>(
   const connection = await sql.reserve();
   const unanswered: Promise<unknown>[] = [];
   beforeCommit.set(connection, unanswered);
+  /**
+   * Set when the connection died under the transaction (the server went away): the server ended
+   * the transaction with it, and postgres.js has already taken it back as closed. It must not be
+   * released: release() would put the dead connection in the open queue, where the next
+   * statement given it waits for ever (found when PostgreSQL was killed under the outbox relay).
+   */
+  let died = false;
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
   unanswered.push(settled(connection.unsafe("begin").execute()));
   try {
@@ -83,11 +90,16 @@ export async function transaction<T>(
     if (failure) throw failure;
     return result;
   } catch (error) {
-    await connection.unsafe("rollback").catch(() => {});
+    died = isDatabaseUnavailable(error) || isDatabaseUnavailable(await firstFailure(unanswered));
+    if (!died) {
+      await connection.unsafe("rollback").catch((rollbackError: unknown) => {
+        died = isDatabaseUnavailable(rollbackError);
+      });
+    }
     throw error;
   } finally {
     beforeCommit.delete(connection);
-    connection.release();
+    if (!died) connection.release();
   }
 }
 

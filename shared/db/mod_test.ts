@@ -5,6 +5,7 @@ import { createTestDatabase } from "@printshop/shared/testing";
 import {
   behind,
   connect,
+  isDatabaseUnavailable,
   migrate,
   type Migration,
   openDatabase,
@@ -469,6 +470,38 @@ Deno.test("transaction() commits what fn wrote, rolls back on a throw or a faile
     });
   } finally {
     await sql.end();
+    await db.drop();
+  }
+});
+
+Deno.test("transaction() whose connection dies fails, and the pool goes on with a new connection", async () => {
+  const db = await createTestDatabase();
+  // One connection: the statement after the failure must get the pool's only slot back.
+  const sql = connect(db.url, { schema: "public", max: 1 });
+  const admin = connect(db.url, { schema: "public", max: 1 });
+  const within = <T>(promise: Promise<T>, ms: number): Promise<T> =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("hung")), ms)),
+    ]);
+  try {
+    const failed = await transaction(sql, async (tx) => {
+      const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      // The server ends this connection, as a restart or a failover would.
+      await admin`SELECT pg_terminate_backend(${row!.pid})`;
+      await tx`SELECT 1`;
+    }).then(() => null, (error: unknown) => error);
+    assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${failed}`);
+    // Released as it was, the dead connection would be handed out again and this would hang.
+    const [again] = await within(sql<{ ok: number }[]>`SELECT 1 AS ok`, 10_000);
+    assert.equal(again?.ok, 1);
+    assert.equal(
+      await within(transaction(sql, async (tx) => (await tx`SELECT 2 AS n`)[0]!.n), 10_000),
+      2,
+    );
+  } finally {
+    await sql.end({ timeout: 1 });
+    await admin.end({ timeout: 1 });
     await db.drop();
   }
 });
