@@ -10,6 +10,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect } from "@printshop/shared/db";
 import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
+import { prepareDatabaseRoles } from "@printshop/shared/launcher";
 import { sleep, waitFor } from "@printshop/shared/net";
 import { type ServiceName, SERVICES } from "@printshop/shared/routes";
 import { startTestStack, startWebhookReceiver, type TestStack } from "@printshop/shared/testing";
@@ -77,14 +78,23 @@ Deno.test("when PostgreSQL or a service dies: 503s with Retry-After, back by its
     logFile: `${dir}/postgres.log`,
     say: (line) => said.push(line),
   });
+  const rolesPassword = crypto.randomUUID();
   try {
     const admin = connect(pg.url, { schema: "public", max: 1 });
     await admin.unsafe("CREATE DATABASE outage");
     await admin.end();
     const url = new URL(pg.url);
     url.pathname = "/outage";
+    // The services run as the runtime role, as `task start` has them; the cluster gets the
+    // roles as the embedded one does.
+    const roles = await prepareDatabaseRoles(url.toString(), rolesPassword);
     await using stack = await startTestStack({
-      database: { url: url.toString(), drop: () => Promise.resolve() },
+      database: {
+        url: url.toString(),
+        appUrl: roles.databaseUrl,
+        ownerUrl: roles.migrationDatabaseUrl,
+        drop: () => Promise.resolve(),
+      },
     });
     const shop = await stack.tenant();
     await using receiver = await startWebhookReceiver();

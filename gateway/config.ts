@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { type Cidr, parseCidr } from "./domain/cidr.ts";
 import {
+  databaseConfig,
   eventBusConfig,
   httpUrl,
   limitsConfig,
   logLevel,
   port,
   positiveInt,
-  postgresUrl,
   secret,
 } from "@printshop/shared/config";
 
@@ -22,7 +22,7 @@ export const ConfigSchema = z.object({
   ADMIN_PORT: port(8081),
   ADMIN_HOST: z.string().default("127.0.0.1"),
   PLATFORM_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  DATABASE_URL: postgresUrl(),
+  ...databaseConfig,
   INTERNAL_SECRET: secret(),
   QUOTES_URL: httpUrl(),
   CATALOGUE_URL: httpUrl(),

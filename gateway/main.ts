@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from "@printshop/shared/config";
 import { createLogger } from "@printshop/shared/log";
 import { openDatabase, type Sql } from "@printshop/shared/db";
+import { assertRuntimeRole } from "@printshop/shared/db/tenancy";
 import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
 import { startHeapCompaction } from "@printshop/shared/heap-compaction";
@@ -30,10 +31,11 @@ try {
     new URL("./migrations/", import.meta.url),
     logger,
     // The platform track gives the gateway an outbox, for credential events.
-    { applicationName: "gateway" },
+    { applicationName: "gateway", migrationUrl: config.MIGRATION_DATABASE_URL },
   );
+  await assertRuntimeRole(sql, "gateway");
 } catch (error) {
-  logger.error("database unavailable at start", { error: String(error) });
+  logger.error("cannot start on this database", { error: String(error) });
   Deno.exit(1);
 }
 const events = await startProcessEvents(config, sql, "gateway", logger);

@@ -52,7 +52,7 @@
  */
 import { connect, type Sql } from "@printshop/shared/db";
 import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
-import { launchStack, type RunningStack } from "@printshop/shared/launcher";
+import { launchStack, prepareDatabaseRoles, type RunningStack } from "@printshop/shared/launcher";
 import { type Mokapi, startMokapi } from "@printshop/shared/testing/mokapi";
 import { latencyPhase, throughputPhase, warmUp } from "./bench/events_phases.ts";
 import {
@@ -126,7 +126,7 @@ async function runTransport(
     console.error(`[bench] events over ${transport}: starting a stack on a fresh database…`);
     const adminToken = randomHex(32);
     stack = await launchStack({
-      databaseUrl: dbUrl,
+      ...await prepareDatabaseRoles(dbUrl, decodeURIComponent(new URL(postgresUrl).password)),
       internalSecret: randomHex(32),
       webhookSecretsKey: randomHex(32),
       adminToken,

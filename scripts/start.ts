@@ -8,13 +8,14 @@ import { join, resolve } from "node:path";
 import { loadConfigOrExit, logLevel, port, postgresUrl } from "@printshop/shared/config";
 import { startEmbeddedPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
-import { launchStack } from "@printshop/shared/launcher";
+import { type DatabaseRoles, launchStack, prepareDatabaseRoles } from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { claimDataDir, type DataDirClaim, watchLaunchers } from "./start_guard.ts";
 
 const StartConfig = z.object({
   DATA_DIR: z.string().default("./.data"),
   DATABASE_URL: postgresUrl().optional(),
+  MIGRATION_DATABASE_URL: postgresUrl().optional(),
   PORT: port(8080),
   HOST: z.string().default("127.0.0.1"),
   ADMIN_PORT: port(8081),
@@ -112,9 +113,44 @@ watchLaunchers((pid) => {
   void shutdown(0);
 });
 
-let databaseUrl = config.DATABASE_URL;
+/**
+ * The two URLs the stack runs on (README "Database roles"). Given both, they are used as they
+ * are. Given DATABASE_URL alone, it must name a superuser, which sets the roles up as on the
+ * embedded cluster (their password is the one kept in DATA_DIR); a role short of that is refused
+ * with what to set.
+ */
+async function externalRoles(databaseUrl: string): Promise<DatabaseRoles> {
+  if (config.MIGRATION_DATABASE_URL) {
+    return { databaseUrl, migrationDatabaseUrl: config.MIGRATION_DATABASE_URL };
+  }
+  const probe = connect(databaseUrl, { schema: "public", max: 1 });
+  let superuser = false;
+  try {
+    [{ superuser } = { superuser: false }] = await probe<{ superuser: boolean }[]>`
+      SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user`;
+  } finally {
+    await probe.end();
+  }
+  if (!superuser) {
+    refuse(
+      "DATABASE_URL alone must name a superuser, which sets up the database roles; otherwise " +
+        "give DATABASE_URL as printshop_app and MIGRATION_DATABASE_URL as printshop_owner " +
+        '(README "Database roles")',
+    );
+  }
+  say(
+    "DATABASE_URL is a superuser's: setting up the database roles printshop_owner and printshop_app",
+  );
+  return await prepareDatabaseRoles(databaseUrl, secrets.postgresPassword);
+}
+
+if (config.MIGRATION_DATABASE_URL && !config.DATABASE_URL) {
+  refuse("MIGRATION_DATABASE_URL is set without DATABASE_URL; set both, or neither");
+}
+let roles: DatabaseRoles | undefined;
 try {
-  if (!databaseUrl) {
+  if (config.DATABASE_URL) roles = await externalRoles(config.DATABASE_URL);
+  else {
     const pg = await startEmbeddedPostgres({
       dataDir: join(dataDir, "postgres"),
       password: secrets.postgresPassword,
@@ -130,11 +166,13 @@ try {
     await admin.end();
     const url = new URL(pg.url);
     url.pathname = "/printshop";
-    databaseUrl = url.toString();
+    // The services run as printshop_app and migrate as printshop_owner, never as the superuser;
+    // a data directory from before the roles is handed over to the owner here.
+    roles = await prepareDatabaseRoles(url.toString(), secrets.postgresPassword);
     say(`embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.dataDir})`);
   }
   stack = await launchStack({
-    databaseUrl,
+    ...roles,
     internalSecret: config.INTERNAL_SECRET ?? secrets.internalSecret,
     webhookSecretsKey: config.WEBHOOK_SECRETS_KEY ?? secrets.webhookSecretsKey,
     adminToken,

@@ -110,11 +110,21 @@ export const limitsConfig = {
   BULK_MAX_ROWS: positiveInt(1000, 100_000),
 };
 
+/**
+ * Where a process's database is: DATABASE_URL as the role the process runs as (printshop_app,
+ * held to the row-level policies), MIGRATION_DATABASE_URL as the role that owns the tables and
+ * runs the migrations (printshop_owner). README "Database roles".
+ */
+export const databaseConfig = {
+  DATABASE_URL: postgresUrl(),
+  MIGRATION_DATABASE_URL: postgresUrl(),
+};
+
 /** Variables every service process reads. */
 export const serviceBaseConfig = {
   PORT: port(8080),
   HOST: z.string().default("127.0.0.1"),
-  DATABASE_URL: postgresUrl(),
+  ...databaseConfig,
   INTERNAL_SECRET: secret(),
   LOG_LEVEL: logLevel(),
   ...limitsConfig,

@@ -1,4 +1,6 @@
 import { type ServiceName, SERVICES } from "./routes.ts";
+import { connect } from "./db/mod.ts";
+import { ensureRoles, grantDatabase, handOver, ROLES, roleUrl } from "./db/tenancy.ts";
 import { freePort, sleep } from "./net.ts";
 import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 import { Restarts } from "./restarts.ts";
@@ -12,7 +14,10 @@ import { OPEN_FILE_LIMIT_ENV, readOpenFileLimit } from "./open_files.ts";
  * on purpose (`kill`, `stop`) is not.
  */
 export interface StackOptions {
+  /** As the processes run: printshop_app (README "Database roles"). */
   databaseUrl: string;
+  /** As their migrations run: printshop_owner. */
+  migrationDatabaseUrl: string;
   internalSecret: string;
   /** Key that seals webhook signing secrets at rest (WEBHOOK_SECRETS_KEY of the webhooks service). */
   webhookSecretsKey: string;
@@ -133,6 +138,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   const connectHost = host === "0.0.0.0" ? "127.0.0.1" : host;
   const common = {
     DATABASE_URL: options.databaseUrl,
+    MIGRATION_DATABASE_URL: options.migrationDatabaseUrl,
     INTERNAL_SECRET: options.internalSecret,
     ...options.env,
   };
@@ -394,5 +400,35 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       });
     },
     stop,
+  };
+}
+
+/** The two URLs a stack runs on (StackOptions), for one database. */
+export interface DatabaseRoles {
+  databaseUrl: string;
+  migrationDatabaseUrl: string;
+}
+
+/**
+ * Makes a database ready for the stack, as its superuser (`superuserUrl` names the database):
+ * the roles (shared/db/tenancy.ts) with `password`, their rights on the database, and anything an
+ * older version left owned by the superuser handed to the owner role. What `task start` does
+ * on the embedded cluster, and the benchmark on its own.
+ */
+export async function prepareDatabaseRoles(
+  superuserUrl: string,
+  password: string,
+): Promise<DatabaseRoles> {
+  const admin = connect(superuserUrl, { schema: "public", max: 1 });
+  try {
+    await ensureRoles(admin, password);
+    await grantDatabase(admin, new URL(superuserUrl).pathname.slice(1));
+    await handOver(admin);
+  } finally {
+    await admin.end();
+  }
+  return {
+    databaseUrl: roleUrl(superuserUrl, ROLES.app, password),
+    migrationDatabaseUrl: roleUrl(superuserUrl, ROLES.owner, password),
   };
 }

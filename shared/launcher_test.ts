@@ -40,9 +40,10 @@ Deno.test("compactHeap does nothing in a process started without the launcher's 
 
 Deno.test("the Dockerfile runs every process with the launcher's V8 flags", async () => {
   const dockerfile = await Deno.readTextFile(new URL("Dockerfile", ROOT));
+  // The long-running processes; the one-shot db-roles stage runs a script and exits.
   const commands = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].map((m) =>
     JSON.parse(m[1]!) as string[]
-  );
+  ).filter((command) => command.at(-1)?.endsWith("/main.ts"));
   assert.equal(commands.length, SERVICES.length + 1, "one CMD per service and the gateway");
   for (const command of commands) {
     assert.ok(command.includes(V8_FLAGS_ARG), `${command.at(-1)}: CMD must pass ${V8_FLAGS_ARG}`);

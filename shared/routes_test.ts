@@ -227,6 +227,7 @@ Deno.test("every service serves exactly its rows of the route table", async (t) 
       await t.step(service.name, () => {
         const config = loadConfig(service.schema, {
           DATABASE_URL: NOWHERE,
+          MIGRATION_DATABASE_URL: NOWHERE,
           INTERNAL_SECRET: SECRET,
           WEBHOOK_SECRETS_KEY: SECRET,
         }) as never;
@@ -265,7 +266,11 @@ Deno.test("the quotes service sends /v1/quotes/facets to the facets handler, not
   const logger = createLogger({ level: "error" });
   const contextKey = await importContextKey(SECRET);
   try {
-    const config = loadConfig(QuotesConfig, { DATABASE_URL: NOWHERE, INTERNAL_SECRET: SECRET });
+    const config = loadConfig(QuotesConfig, {
+      DATABASE_URL: NOWHERE,
+      MIGRATION_DATABASE_URL: NOWHERE,
+      INTERNAL_SECRET: SECRET,
+    });
     const app = createQuotesApp({ config, sql, logger, contextKey });
     const path = "/v1/quotes/facets";
     const header = await signInternalContext(contextKey, "GET", `${path}?bogus=1`, {

@@ -24,6 +24,7 @@ import type { Logger } from "./log.ts";
 import { assertMayFilterCosts, assertMayWriteCosts, canSeeCosts } from "./costs.ts";
 import { assertMatches, CONTRACT_CHECKS, runChecked } from "./contract_checks.ts";
 import { toHonoPath } from "./routes.ts";
+import { withOrganization } from "./db/tenancy.ts";
 import type { ServiceDeps } from "./service_main.ts";
 import { type ServiceContext, serviceDefaults, type ServiceEnv } from "./service_defaults.ts";
 
@@ -144,15 +145,18 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
       }
       assertMayWriteCosts(auth.scopes, input.body);
       assertMayFilterCosts(auth.scopes, input.query as Record<string, unknown>, input.body);
+      // Every transaction the handler opens serves the caller's organisation, and only it: the
+      // row-level policies see to it (shared/db/tenancy.ts).
       const call = (): ReturnType<Handler<Operation>> =>
-        handler({
-          ...input,
-          auth,
-          organizationId: auth.organizationId,
-          costs: canSeeCosts(auth.scopes),
-          log: c.get("log"),
-          c,
-        });
+        withOrganization(auth.organizationId, () =>
+          handler({
+            ...input,
+            auth,
+            organizationId: auth.organizationId,
+            costs: canSeeCosts(auth.scopes),
+            log: c.get("log"),
+            c,
+          }));
       const reply = checks
         ? await runChecked(
           { operationId: operation.operationId, events: operation.events ?? [] },

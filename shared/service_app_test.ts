@@ -17,6 +17,7 @@ import {
 import { serviceBaseConfig } from "./config.ts";
 import { ALL_SCOPES } from "./scopes.ts";
 import { writeEvent } from "./outbox.ts";
+import { transaction } from "./db/mod.ts";
 import { createServiceApp, type Handlers, jsonStream, jsonText } from "./service_app.ts";
 import type { ServiceDeps } from "./service_main.ts";
 import { type Envelope, serviceHarness } from "./testing/mod.ts";
@@ -95,7 +96,7 @@ function handlers(deps: ServiceDeps<unknown>): Handlers<typeof thingOperations> 
       seen.push(body);
       const id = crypto.randomUUID();
       if (["undeclared", "bad payload", "event"].includes(body.name)) {
-        await deps.sql.begin(async (tx) => {
+        await transaction(deps.sql, async (tx) => {
           if (body.name === "undeclared") {
             await writeEvent(tx, {
               organizationId,

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { loadConfigOrExit } from "./config.ts";
 import { createLogger, type Logger, type LogLevel } from "./log.ts";
 import { openDatabase, type Sql } from "./db/mod.ts";
+import { assertRuntimeRole } from "./db/tenancy.ts";
 import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
 import { onShutdown } from "./lifecycle.ts";
@@ -13,6 +14,7 @@ interface BaseConfig extends EventBusConfig {
   PORT: number;
   HOST: string;
   DATABASE_URL: string;
+  MIGRATION_DATABASE_URL: string;
   INTERNAL_SECRET: string;
   LOG_LEVEL: LogLevel;
 }
@@ -59,9 +61,11 @@ export async function runService<S extends z.ZodObject>(
   try {
     sql = await openDatabase(config.DATABASE_URL, options.service, options.migrations, logger, {
       applicationName: options.service,
+      migrationUrl: config.MIGRATION_DATABASE_URL,
     });
+    await assertRuntimeRole(sql, options.service);
   } catch (error) {
-    logger.error("database unavailable at start", { error: String(error) });
+    logger.error("cannot start on this database", { error: String(error) });
     Deno.exit(1);
   }
   const events = await startProcessEvents(config, sql, options.service, logger);

@@ -10,7 +10,12 @@
  */
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect, type Sql } from "@printshop/shared/db";
-import { launchStack, type RunningStack, type StackOptions } from "@printshop/shared/launcher";
+import {
+  launchStack,
+  prepareDatabaseRoles,
+  type RunningStack,
+  type StackOptions,
+} from "@printshop/shared/launcher";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 
 /** Seconds of each timed load (`BENCH_DURATION_S`), 10 unless set. */
@@ -60,8 +65,9 @@ export async function startBenchStack(
     const dbUrl = databaseOn(pg.url, "bench");
     const internalSecret = randomHex(32);
     const adminToken = randomHex(32);
+    const roles = await prepareDatabaseRoles(dbUrl, decodeURIComponent(new URL(pg.url).password));
     const stack = await launchStack({
-      databaseUrl: dbUrl,
+      ...roles,
       internalSecret,
       webhookSecretsKey: randomHex(32),
       adminToken,

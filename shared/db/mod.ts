@@ -1,7 +1,10 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
 import { withSpan } from "../telemetry.ts";
 import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
+export { currentOrganization, withOrganization } from "./tenancy.ts";
+import { currentOrganization, ensureTenancy, ORGANIZATION_SETTING, ROLES } from "./tenancy.ts";
 
 export {
   databaseUnavailable,
@@ -51,12 +54,85 @@ const beforeCommit = new WeakMap<object, Promise<unknown>[]>();
  * with the statements `fn` handed to `sendBeforeCommit`. Each round trip saved was measured at
  * about 0.2 ms of CPU, client and server together. Every transaction of the services opens here.
  *
+ * The transaction serves the organisation the current work is for (`withOrganization`,
+ * tenancy.ts): BEGIN carries it to the row-level policies, in the same message. Outside any
+ * organisation's work, the policies show it no tenant rows at all.
+ *
  * A statement `fn` sends must be awaited, or handed to `Promise.all`, `behind` or
  * `sendBeforeCommit`: a failed statement nobody waits for is an unhandled rejection.
  */
 export async function transaction<T>(
   sql: Sql,
   fn: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  return await onOneConnection(sql, opening(currentOrganization(), false), fn, true);
+}
+
+/**
+ * Runs `fn`'s reads for the current organisation on one connection, in a transaction that names
+ * it to the policies, as `transaction` does; given a transaction already (a store called inside
+ * one), `fn` runs on it as it is. Nothing is written, so nothing waits for the COMMIT: it follows
+ * `fn`'s last statement and the connection goes back to the pool at once, the COMMIT still in
+ * flight ahead of whatever it is given next. A read costs no round trip more than a statement
+ * sent straight to the pool, which would see no tenant rows.
+ */
+export async function read<T>(sql: Queryable, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  if (!isPool(sql)) return await fn(sql);
+  // Inside a read or transaction on this pool already (a page's `render`, say): its connection
+  // serves this one too, behind what it has sent.
+  const open = connectionOf.getStore();
+  if (open?.pool === sql && !open.done) return await fn(open.connection);
+  return await onOneConnection(sql, opening(currentOrganization(), false), fn, false);
+}
+
+/** The connection the current read or transaction holds, for the reads nested in it. */
+const connectionOf = new AsyncLocalStorage<
+  { pool: Sql; connection: postgres.ReservedSql; done: boolean }
+>();
+
+/**
+ * A transaction for work that is rightly about every organisation (relaying the outbox, claiming
+ * due deliveries, finding an approval link by its token): it takes the role that bypasses the
+ * policies, `printshop_platform`, for this transaction only. Each caller is one of a short list,
+ * named in the README ("Database roles") and held to it by shared/db/platform_callers_test.ts.
+ */
+export async function platformTransaction<T>(
+  sql: Sql,
+  fn: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  return await onOneConnection(sql, opening(undefined, true), fn, true);
+}
+
+/** The same for reads that write nothing: the COMMIT is not waited for (see `read`). */
+export async function platformRead<T>(sql: Sql, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  return await onOneConnection(sql, opening(undefined, true), fn, false);
+}
+
+/** A pool, as opposed to a reserved connection or a transaction (which can release or nest). */
+function isPool(sql: Queryable): sql is Sql {
+  return !("release" in sql) && !("savepoint" in sql);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * What opens a transaction: BEGIN, then the organisation it serves or the platform role, in one
+ * simple-protocol message (one statement's cost, no parameters to bind). The organisation is
+ * written into the text, so it is held to a UUID's shape first; it comes from the gateway's
+ * signed context and is a UUID there too.
+ */
+function opening(organizationId: string | undefined, platform: boolean): string {
+  if (platform) return `begin; set local role ${ROLES.platform}`;
+  if (organizationId === undefined) return "begin";
+  if (!UUID.test(organizationId)) throw new Error("An organisation id is a UUID");
+  return `begin; select set_config('${ORGANIZATION_SETTING}', '${organizationId}', true)`;
+}
+
+async function onOneConnection<T, Q>(
+  sql: Sql,
+  begin: string,
+  fn: (tx: Q) => Promise<T>,
+  awaitCommit: boolean,
 ): Promise<T> {
   const connection = await sql.reserve();
   const unanswered: Promise<unknown>[] = [];
@@ -68,14 +144,15 @@ export async function transaction<T>(
    * statement given it waits for ever (found when PostgreSQL was killed under the outbox relay).
    */
   let died = false;
+  const held = { pool: sql, connection, done: false };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
-  unanswered.push(settled(connection.unsafe("begin").execute()));
+  unanswered.push(settled(connection.unsafe(begin).simple().execute()));
   try {
     // A reserved connection takes the same statements a transaction does (it has no
     // `savepoint`, which nothing here uses).
     let result: T;
     try {
-      result = await fn(connection as unknown as TransactionSql);
+      result = await connectionOf.run(held, () => fn(connection as unknown as Q));
     } catch (error) {
       // A statement sent ahead that failed aborted the transaction: the statements after it
       // only say so (25P02). Its own error is the one that tells what went wrong.
@@ -84,6 +161,11 @@ export async function transaction<T>(
         : error;
     }
     const commit = connection.unsafe("commit").execute();
+    if (!awaitCommit) {
+      // A read: its answers are in. A COMMIT that fails has nothing of it to undo.
+      commit.catch(() => {});
+      return result;
+    }
     const failure = await firstFailure(unanswered);
     // After a failed statement the server answers COMMIT with a rollback: nothing was written.
     await commit;
@@ -98,6 +180,9 @@ export async function transaction<T>(
     }
     throw error;
   } finally {
+    // Work `fn` left behind (a promise nobody awaited) must not reach the connection once it
+    // serves someone else: a nested read after this opens its own.
+    held.done = true;
     beforeCommit.delete(connection);
     if (!died) connection.release();
   }
@@ -135,6 +220,42 @@ export async function sendBeforeCommit(
   unanswered.push(settled(statement.execute()));
 }
 
+/**
+ * One statement as a transaction of its own, for the organisation the current work is for (the
+ * row-level policies see no tenant row of a statement sent straight to the pool). Its BEGIN (which
+ * names the organisation), the statement and the COMMIT leave together (`sendBeforeCommit`), so it
+ * costs the one round trip the statement cost alone, and a lock it takes (a quote number's
+ * counter, the event log's lock) is held for that round trip only. Its rows once the COMMIT is
+ * in; its error, when it fails, and then nothing is written.
+ */
+export async function oneStatement<T extends readonly postgres.MaybeRow[]>(
+  sql: Sql,
+  statement: (tx: TransactionSql) => postgres.PendingQuery<T>,
+): Promise<postgres.RowList<T>> {
+  return await statementIn(transaction, sql, statement);
+}
+
+/** The same as the platform (platformTransaction): for one of the README's listed callers. */
+export async function platformStatement<T extends readonly postgres.MaybeRow[]>(
+  sql: Sql,
+  statement: (tx: TransactionSql) => postgres.PendingQuery<T>,
+): Promise<postgres.RowList<T>> {
+  return await statementIn(platformTransaction, sql, statement);
+}
+
+async function statementIn<T extends readonly postgres.MaybeRow[]>(
+  run: (sql: Sql, fn: (tx: TransactionSql) => Promise<void>) => Promise<void>,
+  sql: Sql,
+  statement: (tx: TransactionSql) => postgres.PendingQuery<T>,
+): Promise<postgres.RowList<T>> {
+  let sent: postgres.PendingQuery<T> | undefined;
+  await run(sql, async (tx) => {
+    sent = statement(tx);
+    await sendBeforeCommit(tx, sent as unknown as postgres.PendingQuery<postgres.Row[]>);
+  });
+  return await sent!;
+}
+
 export interface ConnectOptions {
   /** The service's own schema; every unqualified name resolves there. */
   schema: string;
@@ -142,6 +263,11 @@ export interface ConnectOptions {
   applicationName?: string;
   /** Called once per statement; tests use it to count queries. */
   onQuery?: (text: string) => void;
+  /**
+   * The role every connection takes as it opens (`SET ROLE` as a start-up parameter), for a pool
+   * whose every statement is the platform's (the embedded bus).
+   */
+  role?: string;
 }
 
 const DATE_OID = 1082;
@@ -163,6 +289,7 @@ export function connect(url: string, options: ConnectOptions): Sql {
     connection: {
       search_path: options.schema,
       application_name: options.applicationName ?? options.schema,
+      ...(options.role ? { role: options.role } : {}),
     },
     types: {
       date: {
@@ -227,52 +354,77 @@ export async function migrate(
   migrations: Migration[],
   logger?: Logger,
   /** Bookkeeping table: the service's own track, or the platform track shared/ owns. */
-  table: "schema_migrations" | "platform_migrations" = "schema_migrations",
+  table: MigrationTable = "schema_migrations",
 ): Promise<number[]> {
+  return await underMigrationLock(
+    sql,
+    schema,
+    (locked) => applyMigrations(locked, schema, migrations, logger, table),
+  );
+}
+
+type MigrationTable = "schema_migrations" | "platform_migrations";
+
+/** One connection holding the schema's migration lock while `fn` runs. */
+export async function underMigrationLock<T>(
+  sql: Sql,
+  schema: string,
+  fn: (locked: postgres.ReservedSql) => Promise<T>,
+): Promise<T> {
   return await withSpan("db.migrate", { "db.schema": schema }, async () => {
     const reserved = await sql.reserve();
     const lockKey = `printshop.migrate.${schema}`;
     try {
       await reserved`SELECT pg_advisory_lock(hashtext(${lockKey}))`;
-      await reserved.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await reserved.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".${table} (
-        version integer PRIMARY KEY,
-        name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`);
-      const rows = await reserved.unsafe<{ version: number }[]>(
-        `SELECT version FROM "${schema}".${table}`,
-      );
-      const done = new Set(rows.map((r) => r.version));
-      const applied: number[] = [];
-      for (const migration of migrations) {
-        if (done.has(migration.version)) continue;
-        await reserved.unsafe("BEGIN");
-        try {
-          await reserved.unsafe(`SET LOCAL search_path TO "${schema}"`);
-          await reserved.unsafe(migration.sql);
-          await reserved.unsafe(
-            `INSERT INTO "${schema}".${table} (version, name) VALUES ($1, $2)`,
-            [migration.version, migration.name],
-          );
-          await reserved.unsafe("COMMIT");
-        } catch (error) {
-          await reserved.unsafe("ROLLBACK");
-          throw new Error(
-            `Migration ${schema}/${table === "platform_migrations" ? "platform/" : ""}${
-              migrationFile(migration)
-            } failed: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-        applied.push(migration.version);
-        logger?.info("migration applied", { schema, table, version: migration.version });
-      }
-      return applied;
+      return await fn(reserved);
     } finally {
       await reserved`SELECT pg_advisory_unlock(hashtext(${lockKey}))`.catch(() => {});
       reserved.release();
     }
   });
+}
+
+async function applyMigrations(
+  reserved: postgres.ReservedSql,
+  schema: string,
+  migrations: Migration[],
+  logger: Logger | undefined,
+  table: MigrationTable,
+): Promise<number[]> {
+  await reserved.unsafe(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await reserved.unsafe(`CREATE TABLE IF NOT EXISTS "${schema}".${table} (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const rows = await reserved.unsafe<{ version: number }[]>(
+    `SELECT version FROM "${schema}".${table}`,
+  );
+  const done = new Set(rows.map((r) => r.version));
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.version)) continue;
+    await reserved.unsafe("BEGIN");
+    try {
+      await reserved.unsafe(`SET LOCAL search_path TO "${schema}"`);
+      await reserved.unsafe(migration.sql);
+      await reserved.unsafe(
+        `INSERT INTO "${schema}".${table} (version, name) VALUES ($1, $2)`,
+        [migration.version, migration.name],
+      );
+      await reserved.unsafe("COMMIT");
+    } catch (error) {
+      await reserved.unsafe("ROLLBACK");
+      throw new Error(
+        `Migration ${schema}/${table === "platform_migrations" ? "platform/" : ""}${
+          migrationFile(migration)
+        } failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    applied.push(migration.version);
+    logger?.info("migration applied", { schema, table, version: migration.version });
+  }
+  return applied;
 }
 
 /**
@@ -281,27 +433,52 @@ export async function migrate(
  */
 export const PLATFORM_MIGRATIONS: URL = new URL("./platform_migrations/", import.meta.url);
 
-/** Connects and migrates in one step, as every process entry point does at start. */
+export interface OpenOptions extends Omit<ConnectOptions, "schema"> {
+  /** Whether the schema gets the platform track (the outbox); yes unless said otherwise. */
+  platform?: boolean;
+  /**
+   * Where the migrations run: the owner role's URL (MIGRATION_DATABASE_URL). Its pool lives as
+   * long as the migrations and the tenancy pass after them. Unset, they run on `url`'s role.
+   */
+  migrationUrl?: string;
+  /** Whether this pool is the one the process's database watch probes; yes unless said. */
+  watch?: boolean;
+}
+
+/**
+ * Connects and migrates in one step, as every process entry point does at start: the migrations
+ * and then the tenancy pass (tenancy.ts) run as the owner, under the migration lock, and the pool
+ * returned is the runtime role's.
+ */
 export async function openDatabase(
   url: string,
   schema: string,
   migrationsDir: URL,
   logger?: Logger,
-  options: Omit<ConnectOptions, "schema"> & { platform?: boolean } = {},
+  options: OpenOptions = {},
 ): Promise<Sql> {
-  const { platform = true, ...connectOptions } = options;
+  const { platform = true, migrationUrl, watch = true, ...connectOptions } = options;
   const sql = connect(url, { ...connectOptions, schema });
-  if (platform) {
-    await migrate(
-      sql,
-      schema,
-      await readMigrations(PLATFORM_MIGRATIONS),
-      logger,
-      "platform_migrations",
-    );
+  const owner = migrationUrl === undefined ? sql : connect(migrationUrl, {
+    schema,
+    max: 1,
+    applicationName: `${connectOptions.applicationName ?? schema} migrations`,
+  });
+  try {
+    const tracks: { table: MigrationTable; dir: URL }[] = [
+      ...(platform ? [{ table: "platform_migrations" as const, dir: PLATFORM_MIGRATIONS }] : []),
+      { table: "schema_migrations", dir: migrationsDir },
+    ];
+    await underMigrationLock(owner, schema, async (locked) => {
+      for (const track of tracks) {
+        await applyMigrations(locked, schema, await readMigrations(track.dir), logger, track.table);
+      }
+      await ensureTenancy(locked, schema);
+    });
+  } finally {
+    if (owner !== sql) await owner.end();
   }
-  await migrate(sql, schema, await readMigrations(migrationsDir), logger);
-  if (logger) watchDatabase(() => sql`SELECT 1`, logger);
+  if (logger && watch) watchDatabase(() => sql`SELECT 1`, logger);
   return sql;
 }
 

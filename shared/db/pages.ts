@@ -10,7 +10,7 @@ import { cursorBinding, type CursorPosition, decodeCursor, encodeCursor } from "
 import type { Filter } from "../contracts/filters.ts";
 import type { Field, FieldTable } from "./fields.ts";
 import { compileFilters, escapeLike, parseFiltersParam, SQL_TYPES } from "./filters.ts";
-import type { Queryable } from "./mod.ts";
+import { type Queryable, read } from "./mod.ts";
 
 type Direction = "asc" | "desc";
 
@@ -213,6 +213,17 @@ export async function offsetPage<Row extends object, Item>(
   { where: base, query, pageSizeMax }: PageRequest<OffsetQuery>,
   render: (rows: Row[]) => Promise<Item[]> | Item[],
 ): Promise<{ items: Item[]; totalCount: number }> {
+  // Run as one read for the caller's organisation (the policies see no other), the count and the
+  // page on one connection, behind each other in the same round trip.
+  return await read(sql, (q) => offsetPageOn(q, spec, { where: base, query, pageSizeMax }, render));
+}
+
+async function offsetPageOn<Row extends object, Item>(
+  sql: Queryable,
+  spec: ListSpec,
+  { where: base, query, pageSizeMax }: PageRequest<OffsetQuery>,
+  render: (rows: Row[]) => Promise<Item[]> | Item[],
+): Promise<{ items: Item[]; totalCount: number }> {
   const where = conditions(sql, spec, base, query);
   const limit = pageLimit(query.limit, pageSizeMax);
   const counted = sql<{ count: number }[]>`
@@ -270,6 +281,18 @@ function after(
  * one that was there throughout.
  */
 export async function cursorPage<Row extends object, Item>(
+  sql: Queryable,
+  spec: ListSpec,
+  { where: base, query, pageSizeMax, scope }: PageRequest<CursorQuery> & { scope: CursorScope },
+  render: (rows: Row[]) => Promise<Item[]> | Item[],
+): Promise<{ items: Item[]; nextCursor: string | null }> {
+  return await read(
+    sql,
+    (q) => cursorPageOn(q, spec, { where: base, query, pageSizeMax, scope }, render),
+  );
+}
+
+async function cursorPageOn<Row extends object, Item>(
   sql: Queryable,
   spec: ListSpec,
   { where: base, query, pageSizeMax, scope }: PageRequest<CursorQuery> & { scope: CursorScope },

@@ -9,7 +9,7 @@
  * says otherwise. Only names are mapped; a `json`/`jsonb` value is handed over as it is (a stored
  * document, a webhook payload, markup bands, the evidence a digest covers), never rewritten.
  */
-import type { Fragment, Queryable } from "./mod.ts";
+import { type Fragment, type Queryable, read } from "./mod.ts";
 import { columnOf, type Field, type FieldSpec, type FieldTable, fieldTable } from "./fields.ts";
 import type { FilterFieldType } from "./filters.ts";
 import { notFound } from "../http/errors.ts";
@@ -246,10 +246,29 @@ export interface Table<C extends Columns> extends Readonly<Omit<TableSpec<C>, "r
   ofOrganization(organizationId: string, alias?: string): (tx: Queryable) => Fragment;
 }
 
+/** What a declaration says of its table's tenancy, as the tenancy checks read it. */
+export interface DeclaredTable {
+  name: string;
+  tenant: boolean;
+  references: Readonly<Record<string, string>>;
+}
+
+const DECLARED: DeclaredTable[] = [];
+
+/**
+ * Every table declared so far in this process (each store module declares its own when it is
+ * imported): e2e/tenancy_test.ts holds them to what the database has, so a declaration that says
+ * `tenant` of a table without a forced policy, or the reverse, fails there.
+ */
+export function declaredTables(): readonly DeclaredTable[] {
+  return DECLARED;
+}
+
 const isComputed = (field: AnyColumn | Computed<unknown>): field is Computed<unknown> =>
   "computed" in field;
 
 export function defineTable<const C extends Columns>(spec: TableSpec<C>): Table<C> {
+  DECLARED.push({ name: spec.name, tenant: spec.tenant, references: spec.references ?? {} });
   const fields = Object.entries(spec.columns);
   const entries = fields.filter((entry): entry is [string, AnyColumn] => !isComputed(entry[1]));
   const names = Object.fromEntries(
@@ -259,13 +278,14 @@ export function defineTable<const C extends Columns>(spec: TableSpec<C>): Table<
   const columnList = (alias?: string): string =>
     entries.map(([field]) => (alias ? `${alias}.` : "") + nameOf(field)).join(", ");
   const select = columnList();
-  const byId = (lock: boolean) => async (tx: Queryable, organizationId: string, id: string) => {
-    const tenant = spec.tenant ? tx`AND organization_id = ${organizationId}` : tx``;
-    const [row] = await tx<RowOf<Table<C>>[]>`
-      SELECT ${tx.unsafe(select)} FROM ${tx(spec.name)}
-      WHERE id = ${id} ${tenant} ${lock ? tx`FOR UPDATE` : tx``}`;
-    return row ?? null;
-  };
+  const byId = (lock: boolean) => (sql: Queryable, organizationId: string, id: string) =>
+    read(sql, async (tx) => {
+      const tenant = spec.tenant ? tx`AND organization_id = ${organizationId}` : tx``;
+      const [row] = await tx<RowOf<Table<C>>[]>`
+        SELECT ${tx.unsafe(select)} FROM ${tx(spec.name)}
+        WHERE id = ${id} ${tenant} ${lock ? tx`FOR UPDATE` : tx``}`;
+      return row ?? null;
+    });
   const find = byId(false);
   const lockRow = byId(true);
   return {

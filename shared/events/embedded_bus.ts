@@ -1,11 +1,4 @@
-import {
-  connect,
-  loopFailed,
-  migrate,
-  onDatabaseBack,
-  readMigrations,
-  transaction,
-} from "../db/mod.ts";
+import { loopFailed, onDatabaseBack, openDatabase, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { SpanKind, withSpan } from "../telemetry.ts";
 import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
@@ -22,6 +15,13 @@ import {
 export interface EmbeddedBusOptions {
   /** The platform's Postgres; the bus keeps its log in the `eventbus` schema. */
   url: string;
+  /** Where its migrations run (the owner role); unset, on `url`. */
+  migrationUrl?: string;
+  /**
+   * The role its connections take: `printshop_platform` in a process, since every statement of
+   * the bus is about every organisation (one log, read by topic). Unset: `url`'s own.
+   */
+  role?: string;
   logger: Logger;
   /**
    * Safety net under LISTEN/NOTIFY: how soon an idle consumer looks anyway after its last
@@ -91,13 +91,15 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
   const idlePollMaxMs = options.idlePollMaxMs ?? IDLE_POLL_MAX_MS;
   const gatherMs = options.gatherMs ?? GATHER_MS;
   const retentionDays = options.retentionDays ?? 7;
-  const sql = connect(options.url, {
-    schema: SCHEMA,
+  const sql = await openDatabase(options.url, SCHEMA, MIGRATIONS, logger, {
+    platform: false,
+    watch: false,
     max: 4,
     applicationName: "eventbus",
+    ...(options.migrationUrl ? { migrationUrl: options.migrationUrl } : {}),
+    ...(options.role ? { role: options.role } : {}),
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
-  await migrate(sql, SCHEMA, await readMigrations(MIGRATIONS), logger);
   const subscriptions = new Set<BusSubscription>();
 
   async function publish(topic: string, events: readonly BusEvent[]): Promise<void> {

@@ -1,6 +1,7 @@
 import { ConfigError } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../db/mod.ts";
+import { ROLES } from "../db/tenancy.ts";
 import { type EventBus, topicOf } from "./bus.ts";
 import { startOutboxRelay } from "./relay.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
@@ -12,6 +13,7 @@ export type { OutboxRelay } from "./relay.ts";
 
 export interface EventBusConfig {
   DATABASE_URL: string;
+  MIGRATION_DATABASE_URL?: string | undefined;
   KAFKA_BROKERS?: string[] | undefined;
   KAFKA_CLIENT_ID: string;
   KAFKA_SSL: boolean;
@@ -26,7 +28,15 @@ export interface EventBusConfig {
  * RSS on a stack that never uses it.
  */
 export async function openEventBus(config: EventBusConfig, logger: Logger): Promise<EventBus> {
-  if (!config.KAFKA_BROKERS) return await createEmbeddedBus({ url: config.DATABASE_URL, logger });
+  if (!config.KAFKA_BROKERS) {
+    return await createEmbeddedBus({
+      url: config.DATABASE_URL,
+      ...(config.MIGRATION_DATABASE_URL
+        ? { migrationUrl: config.MIGRATION_DATABASE_URL, role: ROLES.platform }
+        : {}),
+      logger,
+    });
+  }
   const { KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: username } = config;
   const password = config.KAFKA_SASL_PASSWORD;
   if ((mechanism || username || password) && !(mechanism && username && password)) {

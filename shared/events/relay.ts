@@ -1,4 +1,4 @@
-import { databaseUnavailable, onDatabaseBack, type Sql, transaction } from "../db/mod.ts";
+import { databaseUnavailable, onDatabaseBack, platformTransaction, type Sql } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import {
@@ -108,9 +108,12 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   let limit = batchSize;
 
-  /** Publishes one batch; `full` when it was full and more may be waiting. */
+  /**
+   * Publishes one batch; `full` when it was full and more may be waiting. The outbox holds every
+   * organisation's events in one order, so the relay reads it as the platform.
+   */
   const relayBatch = (): Promise<{ published: number; full: boolean }> =>
-    transaction(sql, async (tx) => {
+    platformTransaction(sql, async (tx) => {
       const size = limit;
       // The scalar sub-select is evaluated once, before any row is read: without the lock
       // nothing is scanned. FOR UPDATE re-reads each row as the last relay committed it, so
@@ -147,9 +150,11 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     }
     const [row] = failure.rows;
     if (!row || !(failure.cause instanceof PublishRefusedError)) return false;
-    await sql`
-      UPDATE outbox SET quarantined_at = now(), publish_error = ${failure.cause.message}
-      WHERE id = ${row.id}`;
+    const refusal = failure.cause.message;
+    await platformTransaction(sql, (tx) =>
+      tx`
+        UPDATE outbox SET quarantined_at = now(), publish_error = ${refusal}
+        WHERE id = ${row.id}`);
     logger.error("event quarantined: the broker refuses it", {
       topic,
       eventId: row.id,
@@ -162,9 +167,10 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
   const purge = async (): Promise<void> => {
     if (Date.now() - lastPurge < 600_000) return;
     lastPurge = Date.now();
-    await sql`
-      DELETE FROM outbox
-      WHERE published_at < now() - make_interval(hours => ${keepPublishedHours})`;
+    await platformTransaction(sql, (tx) =>
+      tx`
+        DELETE FROM outbox
+        WHERE published_at < now() - make_interval(hours => ${keepPublishedHours})`);
   };
 
   const loop = (async () => {

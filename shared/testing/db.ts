@@ -1,4 +1,5 @@
 import { connect } from "../db/mod.ts";
+import { ensureRoles, grantDatabase, ROLES, roleUrl } from "../db/tenancy.ts";
 import { startThrowawayPostgres } from "../embedded_postgres.ts";
 
 /**
@@ -6,8 +7,13 @@ import { startThrowawayPostgres } from "../embedded_postgres.ts";
  * maintenance URL in TEST_DATABASE_URL; each test creates its own database on it, so test files
  * running in parallel never share tables. Run outside the task, the first call starts a cluster
  * for this process instead.
+ *
+ * The database roles (shared/db/tenancy.ts) belong to the cluster, not to a database: the first
+ * test database of each process makes sure they are there (the roles' own lock keeps parallel
+ * test files from racing), with the superuser's password, which every test process knows.
  */
 let server: Promise<string> | undefined;
+let roles: Promise<void> | undefined;
 
 function serverUrl(): Promise<string> {
   const given = Deno.env.get("TEST_DATABASE_URL");
@@ -23,16 +29,28 @@ function serverUrl(): Promise<string> {
 }
 
 export interface TestDatabase {
+  /** As the cluster's superuser: for a test's fixtures and for looking past the policies. */
   url: string;
+  /** As the services run: `printshop_app`, held to the row-level policies. */
+  appUrl: string;
+  /** As the migrations run: `printshop_owner`. */
+  ownerUrl: string;
   drop(): Promise<void>;
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = await serverUrl();
+  const password = decodeURIComponent(new URL(adminUrl).password);
   const name = `test_${crypto.randomUUID().replaceAll("-", "")}`;
   const admin = connect(adminUrl, { schema: "public", max: 1 });
   try {
+    roles ??= ensureRoles(admin, password);
+    await roles;
     await admin.unsafe(`CREATE DATABASE ${name}`);
+    await grantDatabase(admin, name);
+  } catch (error) {
+    roles = undefined;
+    throw error;
   } finally {
     await admin.end();
   }
@@ -40,6 +58,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    appUrl: roleUrl(url.toString(), ROLES.app, password),
+    ownerUrl: roleUrl(url.toString(), ROLES.owner, password),
     drop: async () => {
       const sql = connect(adminUrl, { schema: "public", max: 1 });
       try {

@@ -1,7 +1,8 @@
 import type { Hono } from "hono";
 import type { z } from "zod";
 import { loadConfig } from "../config.ts";
-import { openDatabase, type Sql } from "../db/mod.ts";
+import { connect, openDatabase, type Sql } from "../db/mod.ts";
+import { assertRuntimeRole } from "../db/tenancy.ts";
 import { createLogger, type Logger } from "../log.ts";
 import {
   type ContextKey,
@@ -22,6 +23,7 @@ import type { Envelope } from "./envelope.ts";
  */
 export interface ServiceHarness<C> {
   app: Hono<ServiceEnv>;
+  /** The test database as its superuser, past the row-level policies: for fixtures and checks. */
   sql: Sql;
   /** The test database, for code under test that opens its own pool (the embedded bus). */
   databaseUrl: string;
@@ -45,6 +47,7 @@ export interface ServiceHarness<C> {
 /** What every service's configuration needs in a test; the database comes from the harness. */
 export const TEST_SERVICE_ENV: Readonly<Record<string, string>> = {
   DATABASE_URL: "postgres://unused",
+  MIGRATION_DATABASE_URL: "postgres://unused",
   INTERNAL_SECRET: "test-internal-secret-of-at-least-32-chars",
   LOG_LEVEL: "error",
 };
@@ -78,14 +81,20 @@ export async function serviceHarness<S extends z.ZodObject>(
   };
   const db: TestDatabase = await createTestDatabase();
   const logger = options.logger ?? createLogger({ level: "error" });
-  const sql = await openDatabase(db.url, definition.service, definition.migrations, logger, {
+  // The app runs as the services do, as printshop_app under the row-level policies; the test
+  // itself looks at the tables as the superuser, past them.
+  const appSql = await openDatabase(db.appUrl, definition.service, definition.migrations, logger, {
+    migrationUrl: db.ownerUrl,
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
+  await assertRuntimeRole(appSql, definition.service);
+  const sql = connect(db.url, { schema: definition.service });
   const contextKey = await importContextKey(TEST_SERVICE_ENV.INTERNAL_SECRET!);
-  const deps: ServiceDeps<C> = { config, sql, logger, contextKey };
+  const deps: ServiceDeps<C> = { config, sql: appSql, logger, contextKey };
   const app = definition.buildApp(deps);
   const defaultOrg = crypto.randomUUID();
   const close = async (): Promise<void> => {
+    await appSql.end();
     await sql.end();
     await db.drop();
   };

@@ -46,7 +46,8 @@ export async function startTestStack(
   let stack: RunningStack;
   try {
     stack = await launchStack({
-      databaseUrl: db.url,
+      databaseUrl: db.appUrl,
+      migrationDatabaseUrl: db.ownerUrl,
       internalSecret: randomSecret(),
       webhookSecretsKey: randomSecret(),
       adminToken,
