@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { openDatabase, type Sql } from "@printshop/shared/db";
+import { connect, openDatabase, type Sql } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
 import { createLogger } from "@printshop/shared/log";
 import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
@@ -25,6 +25,7 @@ type AdminData = AdminRecord & AdminRecord[];
 
 interface Harness {
   db: TestDatabase;
+  /** A superuser's pool for what the tests set up and check; the app runs as the runtime role. */
   sql: Sql;
   call(
     method: string,
@@ -40,7 +41,15 @@ async function harness(): Promise<Harness> {
   const db = await createTestDatabase();
   let sql: Sql;
   try {
-    sql = await openDatabase(db.url, "gateway", new URL("./migrations/", import.meta.url));
+    sql = await openDatabase(
+      db.appUrl,
+      "gateway",
+      new URL("./migrations/", import.meta.url),
+      undefined,
+      {
+        migrationUrl: db.ownerUrl,
+      },
+    );
   } catch (error) {
     await db.drop();
     throw error;
@@ -63,9 +72,10 @@ async function harness(): Promise<Harness> {
     });
     return { status: response.status, headers: response.headers, body: await response.json() };
   };
+  const inspect = connect(db.url, { schema: "gateway" });
   return {
     db,
-    sql,
+    sql: inspect,
     call,
     async createOrg(name = "Acme Print") {
       const { status, body } = await call("POST", "/admin/organizations", { name });
@@ -73,6 +83,7 @@ async function harness(): Promise<Harness> {
       return body.data.id;
     },
     async close() {
+      await inspect.end();
       await sql.end();
       await db.drop();
     },

@@ -4,14 +4,14 @@
  * query, and a credential that has worked before is never refused for its address.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { openDatabase, type Sql } from "@printshop/shared/db";
+import { openDatabase } from "@printshop/shared/db";
 import { ApiError } from "@printshop/shared/http";
 import { createTestDatabase } from "@printshop/shared/testing";
 import { Authenticator, type Principal } from "./auth.ts";
 import { generateApiKey } from "./domain/api_key.ts";
 import { FAILED_LOOKUP_POLICY } from "./domain/failed_lookups.ts";
 import { FailedLookupLimiter } from "./failed_lookup_limiter.ts";
-import { createApiKey } from "./store/api_keys.ts";
+import { createApiKey, revokeApiKey } from "./store/api_keys.ts";
 import { createOrganization } from "./store/organizations.ts";
 import { createPartnerApp, upsertGrant } from "./store/partner_apps.ts";
 
@@ -19,16 +19,18 @@ const MIGRATIONS = new URL("./migrations/", import.meta.url);
 /** What an address may fail before it is refused. */
 const BURST = FAILED_LOOKUP_POLICY.requestsPerMinute;
 
-/** `sql`, counting the statements sent through it (each tagged-template call is one). */
-function counted(sql: Sql): { sql: Sql; queries: () => number } {
+/**
+ * Counts the credential look-ups a pool sends (statements that read keys or partner apps): a
+ * look-up is one such statement, whatever opens and closes the transaction around it.
+ */
+function lookupCounter(): { onQuery: (text: string) => void; queries: () => number } {
   let queries = 0;
-  const proxy = new Proxy(sql, {
-    apply(target, thisArg, args) {
-      queries++;
-      return Reflect.apply(target, thisArg, args);
+  return {
+    onQuery: (text) => {
+      if (/\bFROM (api_keys|partner_apps|partner_grants)\b/.test(text)) queries++;
     },
-  });
-  return { sql: proxy, queries: () => queries };
+    queries: () => queries,
+  };
 }
 
 const tenantHeaders = (key: string): Headers => new Headers({ "x-api-key": key });
@@ -47,16 +49,19 @@ async function failure(attempt: Promise<unknown>): Promise<ApiError> {
 
 Deno.test("Authenticator: failed look-ups per address", async (t) => {
   const db = await createTestDatabase();
-  const sql = await openDatabase(db.url, "gateway", MIGRATIONS);
+  const db$ = lookupCounter();
+  const sql = await openDatabase(db.appUrl, "gateway", MIGRATIONS, undefined, {
+    migrationUrl: db.ownerUrl,
+    onQuery: db$.onQuery,
+  });
   try {
     const org = await createOrganization(sql, "Guarded Print Shop");
     const known = await createApiKey(sql, org.id, null, ["quotes.read"]);
     const unused = await createApiKey(sql, org.id, null, ["quotes.read"]);
     const partner = await createPartnerApp(sql, "Guarded Connector", ["quotes.read"]);
     await upsertGrant(sql, partner.app.id, org.id, ["quotes.read"]);
-    const db$ = counted(sql);
     // The buckets' clock stands still: nothing refills while the test runs.
-    const auth = new Authenticator(db$.sql, {
+    const auth = new Authenticator(sql, {
       failedLookups: new FailedLookupLimiter(FAILED_LOOKUP_POLICY, () => 0),
       verifyPartnerToken: () =>
         Promise.resolve({ ok: true, payload: { client_id: partner.app.clientId } }),
@@ -166,7 +171,7 @@ Deno.test("Authenticator: failed look-ups per address", async (t) => {
     await t.step(
       "a key revoked since it was seen gets its 401 from a limited address",
       async () => {
-        await sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${known.record.id}`;
+        await revokeApiKey(sql, known.record.id);
         auth.forgetAll();
         const refused = await failure(login(tenantHeaders(known.token), "203.0.113.7"));
         assertEquals([refused.status, refused.code], [401, "unauthenticated"]);

@@ -1,4 +1,12 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  platformRead,
+  platformTransaction,
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+  withOrganization,
+} from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { generateApiKey, hashSecret } from "../domain/api_key.ts";
@@ -40,10 +48,15 @@ export async function createApiKey(
 ): Promise<{ record: ApiKeyRecord; token: string }> {
   const key = generateApiKey();
   const hash = await hashSecret(key.secret);
-  const [row] = await sql<ApiKeyRow[]>`
-    INSERT INTO api_keys (id, organization_id, name, lookup, secret_hash, scopes)
-    VALUES (${uuidv7()}, ${organizationId}, ${name}, ${key.lookup}, ${hash}, ${scopes})
-    RETURNING id, organization_id, name, scopes, created_at, revoked_at`;
+  const [row] = await withOrganization(
+    organizationId,
+    () =>
+      transaction(sql, (tx) =>
+        tx<ApiKeyRow[]>`
+        INSERT INTO api_keys (id, organization_id, name, lookup, secret_hash, scopes)
+        VALUES (${uuidv7()}, ${organizationId}, ${name}, ${key.lookup}, ${hash}, ${scopes})
+        RETURNING id, organization_id, name, scopes, created_at, revoked_at`),
+  );
   return { record: toRecord(row!), token: key.token };
 }
 
@@ -56,19 +69,24 @@ export interface KeyForAuth {
   secretHash: Uint8Array;
 }
 
-export async function findActiveKey(sql: Queryable, lookup: string): Promise<KeyForAuth | null> {
-  const [row] = await sql<{
-    id: string;
-    organization_id: string;
-    organization_name: string;
-    requests_per_minute: number | null;
-    scopes: string[];
-    secret_hash: Uint8Array;
-  }[]>`
+/**
+ * The key a token names, whichever organisation holds it: the organisation is what this look-up
+ * finds out, so it reads past the tenant policy (platformRead), by the token's public lookup.
+ */
+export async function findActiveKey(sql: Sql, lookup: string): Promise<KeyForAuth | null> {
+  const [row] = await platformRead(sql, (q) =>
+    q<{
+      id: string;
+      organization_id: string;
+      organization_name: string;
+      requests_per_minute: number | null;
+      scopes: string[];
+      secret_hash: Uint8Array;
+    }[]>`
     SELECT k.id, k.organization_id, o.name AS organization_name, o.requests_per_minute,
            k.scopes, k.secret_hash
     FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-    WHERE k.lookup = ${lookup} AND k.revoked_at IS NULL`;
+    WHERE k.lookup = ${lookup} AND k.revoked_at IS NULL`);
   if (!row) return null;
   return {
     id: row.id,
@@ -80,20 +98,25 @@ export async function findActiveKey(sql: Queryable, lookup: string): Promise<Key
   };
 }
 
-export async function listApiKeys(sql: Queryable, organizationId: string): Promise<ApiKeyRecord[]> {
-  const rows = await sql<ApiKeyRow[]>`
-    SELECT id, organization_id, name, scopes, created_at, revoked_at FROM api_keys
-    WHERE organization_id = ${organizationId} ORDER BY id`;
+export async function listApiKeys(sql: Sql, organizationId: string): Promise<ApiKeyRecord[]> {
+  const rows = await withOrganization(organizationId, () =>
+    read(sql, (q) =>
+      q<ApiKeyRow[]>`
+        SELECT id, organization_id, name, scopes, created_at, revoked_at FROM api_keys
+        WHERE organization_id = ${organizationId} ORDER BY id`));
   return rows.map(toRecord);
 }
 
-/** Revokes a key; revoking twice keeps the first revocation time. Null when no such key. */
 /**
- * Revokes a key and, on the first revocation only, records `api_key.revoked` in the same
- * transaction, so the webhooks service stops delivering to the key's subscriptions.
+ * Revokes a key (404 when there is none) and, on the first revocation only, records
+ * `api_key.revoked` in the same transaction, so the webhooks service stops delivering to the
+ * key's subscriptions. Revoking twice keeps the first revocation time and writes no second event:
+ * the row is locked before it is read, so two revocations at once cannot both see it unrevoked.
+ * The admin API names the key alone, so the key is found across organisations
+ * (platformTransaction).
  */
 export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRecord> {
-  return await transaction(sql, async (tx) => {
+  return await platformTransaction(sql, async (tx) => {
     const [before] = await tx<{ revoked: boolean }[]>`
       SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = ${id} FOR UPDATE`;
     if (!before) throw notFound("API key", id);

@@ -1,5 +1,11 @@
 import { isScope, type Scope } from "@printshop/shared/scopes";
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+  withOrganization,
+} from "@printshop/shared/db";
 import { writeEvent } from "@printshop/shared/outbox";
 import { uuidv7 } from "@printshop/shared/ids";
 import { base64Url, hashSecret } from "../domain/api_key.ts";
@@ -104,36 +110,37 @@ export async function upsertGrant(
   organizationId: string,
   scopes: string[],
 ): Promise<PartnerGrant> {
-  return await transaction(sql, async (tx) => {
-    // FOR SHARE: the app's scopes cannot change under the event this transaction records.
-    const [app] = await tx<{ scopes: string[] }[]>`
+  return await withOrganization(organizationId, () =>
+    transaction(sql, async (tx) => {
+      // FOR SHARE: the app's scopes cannot change under the event this transaction records.
+      const [app] = await tx<{ scopes: string[] }[]>`
       SELECT scopes FROM partner_apps WHERE id = ${appId} AND revoked_at IS NULL FOR SHARE`;
-    if (!app) throw notFound("Partner app", appId);
-    const [row] = await tx<{ created_at: Date; updated_at: Date }[]>`
+      if (!app) throw notFound("Partner app", appId);
+      const [row] = await tx<{ created_at: Date; updated_at: Date }[]>`
       INSERT INTO partner_grants (app_id, organization_id, scopes)
       VALUES (${appId}, ${organizationId}, ${scopes})
       ON CONFLICT (app_id, organization_id)
         DO UPDATE SET scopes = excluded.scopes, updated_at = now()
       RETURNING created_at, updated_at`;
-    await writeEvent(tx, {
-      organizationId,
-      type: "partner_grant.updated",
-      aggregateId: appId,
-      payload: {
+      await writeEvent(tx, {
+        organizationId,
+        type: "partner_grant.updated",
+        aggregateId: appId,
+        payload: {
+          appId,
+          organizationId,
+          // Stored scopes were checked when the app was made; isScope narrows them to the type.
+          scopes: app.scopes.filter((s): s is Scope => isScope(s) && scopes.includes(s)),
+        },
+      });
+      return {
         appId,
         organizationId,
-        // Stored scopes were checked when the app was made; isScope narrows them to the type.
-        scopes: app.scopes.filter((s): s is Scope => isScope(s) && scopes.includes(s)),
-      },
-    });
-    return {
-      appId,
-      organizationId,
-      scopes,
-      createdAt: row!.created_at.toISOString(),
-      updatedAt: row!.updated_at.toISOString(),
-    };
-  });
+        scopes,
+        createdAt: row!.created_at.toISOString(),
+        updatedAt: row!.updated_at.toISOString(),
+      };
+    }));
 }
 
 export interface GrantForAuth {
@@ -143,15 +150,19 @@ export interface GrantForAuth {
 }
 
 export async function findGrant(
-  sql: Queryable,
+  sql: Sql,
   appId: string,
   organizationId: string,
 ): Promise<GrantForAuth | null> {
-  const [row] = await sql<
-    { scopes: string[]; name: string; requests_per_minute: number | null }[]
-  >`SELECT g.scopes, o.name, o.requests_per_minute
-    FROM partner_grants g JOIN organizations o ON o.id = g.organization_id
-    WHERE g.app_id = ${appId} AND g.organization_id = ${organizationId}`;
+  const [row] = await withOrganization(
+    organizationId,
+    () =>
+      read(sql, (q) =>
+        q<{ scopes: string[]; name: string; requests_per_minute: number | null }[]>`
+        SELECT g.scopes, o.name, o.requests_per_minute
+        FROM partner_grants g JOIN organizations o ON o.id = g.organization_id
+        WHERE g.app_id = ${appId} AND g.organization_id = ${organizationId}`),
+  );
   return row
     ? { scopes: row.scopes, organizationName: row.name, requestsPerMinute: row.requests_per_minute }
     : null;
