@@ -34,6 +34,8 @@ Deno.test("every catalogue event is emitted by an operation, and nothing else is
     ],
   }) as unknown as Json[];
   await send("PATCH", `/v1/garment-variants/${black!.id}`, { stockCode: "G500-BLK-M" });
+  // Neither variant was given a style code: the item's new one reaches both, each announced.
+  await send("PATCH", `/v1/catalogue/${item.id}`, { styleCode: "G5000" });
   await send("POST", `/v1/garment-variants/${black!.id}/stock-adjustments`, {
     delta: 3,
     reason: "received",
@@ -61,6 +63,11 @@ Deno.test("every catalogue event is emitted by an operation, and nothing else is
     const deleted = await sql<{ aggregate_id: string }[]>`
       SELECT aggregate_id FROM outbox WHERE type = 'garment_variant.deleted' ORDER BY aggregate_id`;
     assertEquals(deleted.map((r) => r.aggregate_id), [black!.id, white!.id].sort());
+    const followed = await sql<{ aggregate_id: string }[]>`
+      SELECT aggregate_id FROM outbox
+      WHERE type = 'garment_variant.updated' AND payload->>'styleCode' = 'G5000'
+      ORDER BY aggregate_id`;
+    assertEquals(followed.map((r) => r.aggregate_id), [black!.id, white!.id].sort());
   } finally {
     await sql.end();
   }

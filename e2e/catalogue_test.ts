@@ -2,7 +2,8 @@
  * The catalogue service through the real gateway, as a new integrator would use it: a style with
  * 30 variants in one call, the catalogue paged with a cursor while another key writes to it,
  * stock adjusted concurrently with a ledger that explains the figure, other organisations kept
- * out, buy prices only for costs.read, and a signed webhook for a stock change.
+ * out (and free to choose the same ids), buy prices only for costs.read, and a signed webhook
+ * for a stock change.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {
@@ -499,6 +500,20 @@ Deno.test("the catalogue through the gateway", async (t) => {
         .totalCount,
       30,
     );
+  });
+
+  await t.step("a pre-built item id that A uses is B's own when B puts it", async () => {
+    const id = crypto.randomUUID();
+    const path = `/v1/prebuilt-items/${id}`;
+    await send(201, "PUT", path, { name: "A's polo", garmentCatalogueItemId: item.id });
+    // Answered as any new id is: nothing tells B that A holds this one.
+    const theirs = await send(201, "PUT", path, { name: "B's polo" }, b.apiKey);
+    assertEquals([theirs.id, theirs.name, theirs.garmentCatalogueItemId], [id, "B's polo", null]);
+    assertEquals((await send(200, "GET", path)).name, "A's polo");
+    assertEquals((await send(200, "GET", path, undefined, b.apiKey)).name, "B's polo");
+    await send(200, "DELETE", path, undefined, b.apiKey);
+    assertEquals((await send(200, "GET", path)).garmentCatalogueItemId, item.id);
+    await send(200, "DELETE", path);
   });
 
   await t.step("buyPrice only for costs.read: answers, deliveries and the event log", async () => {

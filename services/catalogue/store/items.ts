@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
 import {
   type CATALOGUE_SORT_FIELDS,
@@ -15,6 +15,7 @@ import { cursorPage, type CursorScope, listSpec } from "@printshop/shared/db/pag
 import { conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
+import { followItemStyleCode } from "./variants.ts";
 
 /** The catalogue_items table: each field of GarmentCatalogueItem, in the order it answers them. */
 const ITEMS = defineTable({
@@ -45,9 +46,13 @@ type ItemRow = RowOf<typeof ITEMS>;
 
 const toItem = (row: ItemRow): GarmentCatalogueItem => ITEMS.read(row);
 
-/** A style code is the organisation's key for an item: a second one is a 409 naming the first. */
+/**
+ * A style code is the organisation's key for an item: a second one is a 409 naming the first.
+ * The failed write's transaction is gone by then: the first is looked up in a read of its own,
+ * under the organisation (on the bare pool it would see no rows and name none).
+ */
 async function styleCodeTaken<T>(
-  tx: Queryable,
+  sql: Queryable,
   organizationId: string,
   styleCode: string,
   write: () => Promise<T>,
@@ -56,9 +61,10 @@ async function styleCodeTaken<T>(
     return await write();
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const [other] = await tx<{ id: string }[]>`
-      SELECT id FROM catalogue_items
-      WHERE organization_id = ${organizationId} AND style_code = ${styleCode}`;
+    const [other] = await read(sql, (q) =>
+      q<{ id: string }[]>`
+        SELECT id FROM catalogue_items
+        WHERE organization_id = ${organizationId} AND style_code = ${styleCode}`);
     throw conflict(
       `Style code "${styleCode}" is already in the catalogue${other ? ` (item ${other.id})` : ""}`,
     );
@@ -138,7 +144,8 @@ export async function updateItem(
       const changes = changedColumns(input);
       if (Object.keys(changes).length === 0) return toItem(current);
       const [row] = await tx<ItemRow[]>`
-        UPDATE catalogue_items SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
+        UPDATE catalogue_items SET ${tx(changes)}, updated_at = now()
+        WHERE organization_id = ${organizationId} AND id = ${id}
         RETURNING ${tx.unsafe(ITEMS.select)}`;
       const item = toItem(row!);
       await writeEvent(tx, {
@@ -147,6 +154,11 @@ export async function updateItem(
         aggregateId: item.id,
         payload: item,
       });
+      // In the same transaction, under the item's lock: no one sees the item's new code beside
+      // variants that still show the old one, and no variant is created from the old one.
+      if (row!.style_code !== current.style_code) {
+        await followItemStyleCode(tx, organizationId, id, row!.style_code);
+      }
       return item;
     });
   if (input.styleCode === undefined) return await write();
@@ -173,7 +185,7 @@ export async function deleteItem(
       const current = await ITEMS.lock(tx, organizationId, id);
       const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
         SELECT count(*)::int AS count FROM garment_variants
-        WHERE garment_catalogue_item_id = ${id}`;
+        WHERE organization_id = ${organizationId} AND garment_catalogue_item_id = ${id}`;
       if (count > 0 && !cascade) {
         throw conflict(
           `Catalogue item "${id}" has ${count} variant${count === 1 ? "" : "s"}; delete ` +
@@ -181,7 +193,9 @@ export async function deleteItem(
         );
       }
       const variants = await tx<{ id: string }[]>`
-        DELETE FROM garment_variants WHERE garment_catalogue_item_id = ${id} RETURNING id`;
+        DELETE FROM garment_variants
+        WHERE organization_id = ${organizationId} AND garment_catalogue_item_id = ${id}
+        RETURNING id`;
       await writeEvents(
         tx,
         variants.map((variant) => ({
@@ -191,7 +205,7 @@ export async function deleteItem(
           payload: { id: variant.id, garmentCatalogueItemId: id },
         })),
       );
-      await tx`DELETE FROM catalogue_items WHERE id = ${id}`;
+      await tx`DELETE FROM catalogue_items WHERE organization_id = ${organizationId} AND id = ${id}`;
       const item = toItem(current);
       await writeEvent(tx, {
         organizationId,

@@ -134,8 +134,9 @@ export async function findPrebuiltItem(
 }
 
 /**
- * Inserts the item under `id` unless that id is taken (by anyone: ids are unique across
- * organisations); null when it is. Writes `prebuilt_item.created`.
+ * Inserts the item under `id` unless the organisation already has one with that id (ids are
+ * unique within an organisation, whatever other organisations use); null when it has. Writes
+ * `prebuilt_item.created`.
  */
 async function insertItem(
   tx: TransactionSql,
@@ -153,7 +154,7 @@ async function insertItem(
       ${input.defaultColors ?? []}::text[], ${input.defaultSizes ?? []}::text[],
       ${decorationsParam(tx, input)}
     )
-    ON CONFLICT (id) DO NOTHING
+    ON CONFLICT (organization_id, id) DO NOTHING
     RETURNING ${tx.unsafe(PREBUILTS.select)}`;
   if (!row) return null;
   const item = toPrebuiltItem(row);
@@ -195,8 +196,8 @@ function hasCosts(row: PrebuiltItemRow): boolean {
  * A caller without costs.read cannot replace an item whose decorations carry costs (403): the
  * body cannot hold them, so the replace would erase them unseen.
  *
- * An id another organisation already uses is 409 with the same message as any id this
- * organisation cannot take, naming no organisation and nothing of the row.
+ * Ids are the organisation's own: an id another organisation uses creates this organisation's
+ * item like any new id, and nothing of the other one is read, changed or told.
  */
 export async function putPrebuiltItem(
   sql: Sql,
@@ -215,11 +216,12 @@ export async function putPrebuiltItem(
     if (!existing) {
       const item = await insertItem(tx, organizationId, id, input);
       if (item) return { item, created: true };
-      // Taken: by a PUT of this organisation that committed meanwhile, or by another one.
+      // Taken by a PUT of this organisation that committed meanwhile: this one replaces it.
       existing = await findOwn();
       if (!existing) {
         throw conflict(
-          `Id "${id}" cannot be used for a new pre-built item; choose another id (a new UUID)`,
+          `Pre-built item "${id}" was created and deleted by other requests while this one ` +
+            "ran; send it again",
         );
       }
     }

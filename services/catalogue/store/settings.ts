@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CatalogueSettings,
   DEFAULT_SIZE_ORDER,
@@ -34,35 +34,57 @@ const DEFAULTS: CatalogueSettings = {
 const toSettings = (row: SettingsRow | undefined): CatalogueSettings =>
   row ? SETTINGS.read(row) : DEFAULTS;
 
-/** The organisation's catalogue settings; the defaults until it changes them. */
+/**
+ * The organisation's catalogue settings; the defaults until it changes them. Given the pool, it
+ * reads under the organisation (`read`): a statement sent straight to the pool sees no rows and
+ * would answer the defaults.
+ */
 export async function readSettings(
-  tx: Queryable,
+  sql: Queryable,
   organizationId: string,
 ): Promise<CatalogueSettings> {
-  const [row] = await tx<SettingsRow[]>`
-    SELECT ${tx.unsafe(SETTINGS.select)} FROM catalogue_settings
-    WHERE organization_id = ${organizationId}`;
-  return toSettings(row);
+  return await read(sql, async (q) => {
+    const [row] = await q<SettingsRow[]>`
+      SELECT ${q.unsafe(SETTINGS.select)} FROM catalogue_settings
+      WHERE organization_id = ${organizationId}`;
+    return toSettings(row);
+  });
 }
 
+/**
+ * Changes the fields given and no others, in one statement: the upsert locks the organisation's
+ * row and applies each given field to the row as it stands then, so two PATCHes of different
+ * fields at the same moment both survive (reading the row first and writing every field back
+ * lost one of them). The first change of an organisation inserts the row, the fields not given
+ * taking their defaults. A PATCH that names no field writes nothing.
+ */
 export async function updateSettings(
   sql: Sql,
   organizationId: string,
   input: UpdateCatalogueSettingsBody,
 ): Promise<CatalogueSettings> {
+  // Nothing named, nothing changed: no write, and no event for a change that did not happen.
+  if (input.sizeOrder === undefined && input.allowNegativeStock === undefined) {
+    return await readSettings(sql, organizationId);
+  }
   return await transaction(sql, async (tx) => {
-    const current = await readSettings(tx, organizationId);
-    const sizeOrder = input.sizeOrder ?? current.sizeOrder;
-    const allowNegative = input.allowNegativeStock ?? current.allowNegativeStock;
+    const sizeOrder = input.sizeOrder ?? null;
+    const sizeKeys = sizeOrder?.map(sizeKey) ?? null;
+    const allowNegative = input.allowNegativeStock ?? null;
     const [row] = await tx<SettingsRow[]>`
       INSERT INTO catalogue_settings
         (organization_id, size_order, size_keys, allow_negative_stock)
-      VALUES (${organizationId}, ${sizeOrder}::text[], ${sizeOrder.map(sizeKey)}::text[],
-              ${allowNegative})
+      VALUES (
+        ${organizationId},
+        coalesce(${sizeOrder}::text[], ${DEFAULTS.sizeOrder}::text[]),
+        coalesce(${sizeKeys}::text[], ${DEFAULTS.sizeOrder.map(sizeKey)}::text[]),
+        coalesce(${allowNegative}::boolean, ${DEFAULTS.allowNegativeStock})
+      )
       ON CONFLICT (organization_id) DO UPDATE SET
-        size_order = EXCLUDED.size_order,
-        size_keys = EXCLUDED.size_keys,
-        allow_negative_stock = EXCLUDED.allow_negative_stock,
+        size_order = coalesce(${sizeOrder}::text[], catalogue_settings.size_order),
+        size_keys = coalesce(${sizeKeys}::text[], catalogue_settings.size_keys),
+        allow_negative_stock = coalesce(${allowNegative}::boolean,
+                                        catalogue_settings.allow_negative_stock),
         updated_at = now()
       RETURNING ${tx.unsafe(SETTINGS.select)}`;
     const settings = toSettings(row);

@@ -143,7 +143,7 @@ export async function adjustStock(
         stock_on_hand = ${outcome.stock.stockOnHand},
         stock_by_location = ${jsonParam(tx, outcome.stock.stockByLocation)},
         updated_at = clock_timestamp()
-      WHERE id = ${variantId}`;
+      WHERE organization_id = ${auth.organizationId} AND id = ${variantId}`;
     const [adjustment] = await recordLedger(
       tx,
       auth,

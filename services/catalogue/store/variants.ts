@@ -120,6 +120,7 @@ export async function bulkCreateVariants(
           organization_id: organizationId,
           garment_catalogue_item_id: row.garmentCatalogueItemId,
           style_code: row.styleCode ?? styleOf.get(row.garmentCatalogueItemId)!,
+          style_code_is_own: row.styleCode !== undefined,
           color: row.color,
           size: row.size,
           stock_code: row.stockCode ?? null,
@@ -179,10 +180,11 @@ export async function bulkCreateVariants(
 /** `input.12.size` → 12, for listing problems in row order. */
 const rowIndex = (detail: ErrorDetail): number => Number(detail.path.split(".")[1] ?? 0);
 
-/** What a bulk create writes: the resource's columns but its times, and two it does not show. */
+/** What a bulk create writes: the resource's columns but its times, and three it does not show. */
 const INSERT = VARIANTS.insertable(["createdAt", "updatedAt"], [
   "organization_id uuid",
   "size_key text",
+  "style_code_is_own boolean",
 ]);
 
 export async function findVariant(
@@ -221,6 +223,8 @@ export async function updateVariant(
       }
       const changes = changedColumns(input, [...STOCK_FIELDS]);
       if (input.size !== undefined) changes.size_key = sizeKey(input.size);
+      // A code given is the variant's own from now on, even one equal to its item's.
+      if (input.styleCode !== undefined) changes.style_code_is_own = true;
       if (input.futureAvailability !== undefined) {
         changes.future_availability = jsonParam(tx, input.futureAvailability);
       }
@@ -235,7 +239,8 @@ export async function updateVariant(
       }
       if (Object.keys(changes).length === 0) return toVariant(row);
       const [updated] = await tx<VariantRow[]>`
-        UPDATE garment_variants SET ${tx(changes)}, updated_at = clock_timestamp() WHERE id = ${id}
+        UPDATE garment_variants SET ${tx(changes)}, updated_at = clock_timestamp()
+        WHERE organization_id = ${organizationId} AND id = ${id}
         RETURNING ${tx.unsafe(VARIANTS.select)}`;
       const variant = toVariant(updated!);
       await writeEvent(tx, {
@@ -266,7 +271,7 @@ export async function deleteVariant(
 ): Promise<{ id: string }> {
   return await transaction(sql, async (tx) => {
     const row = await lockVariant(tx, organizationId, id);
-    await tx`DELETE FROM garment_variants WHERE id = ${id}`;
+    await tx`DELETE FROM garment_variants WHERE organization_id = ${organizationId} AND id = ${id}`;
     await writeEvent(tx, {
       organizationId,
       type: "garment_variant.deleted",
@@ -275,6 +280,61 @@ export async function deleteVariant(
     });
     return { id };
   });
+}
+
+/**
+ * How many variants one statement of `followItemStyleCode` rewrites and one event insert
+ * announces: an item with many variants changes them in batches of this size, so no statement
+ * or event insert grows with the item (10,000 variants are ten of each, in one transaction).
+ */
+export const STYLE_CODE_BATCH = 1000;
+
+/**
+ * Gives the item's new style code to every variant of it that has no code of its own, in the
+ * item's transaction (the caller holds the item's row lock, so no variant of it is created
+ * meanwhile from the old code), with a `garment_variant.updated` for each variant that changed.
+ * Variants are locked in id order, batch by batch; one whose own PATCH gave it a code meanwhile
+ * is re-read under its lock and left alone. Returns how many changed.
+ */
+export async function followItemStyleCode(
+  tx: Queryable,
+  organizationId: string,
+  itemId: string,
+  styleCode: string,
+  batchSize: number = STYLE_CODE_BATCH,
+): Promise<number> {
+  let changed = 0;
+  // Each batch starts after the last id of the one before, so no variant is read twice.
+  let after = "00000000-0000-0000-0000-000000000000";
+  for (;;) {
+    const rows = await tx<VariantRow[]>`
+      WITH batch AS (
+        SELECT id FROM garment_variants
+        WHERE organization_id = ${organizationId} AND garment_catalogue_item_id = ${itemId}
+          AND NOT style_code_is_own AND style_code <> ${styleCode} AND id > ${after}
+        ORDER BY id LIMIT ${batchSize}
+        FOR UPDATE
+      )
+      UPDATE garment_variants v SET style_code = ${styleCode}, updated_at = clock_timestamp()
+      FROM batch WHERE v.organization_id = ${organizationId} AND v.id = batch.id
+      RETURNING ${tx.unsafe(VARIANTS.selectAs("v"))}`;
+    // RETURNING has no order: events follow the ids'.
+    const variants = rows.map(toVariant).sort((a, b) => a.id < b.id ? -1 : 1);
+    await writeEvents(
+      tx,
+      variants.map((variant) => ({
+        organizationId,
+        type: "garment_variant.updated" as const,
+        aggregateId: variant.id,
+        payload: variant,
+      })),
+    );
+    changed += variants.length;
+    // Only an empty batch is the last: a short one may have lost a variant that was given its
+    // own code while this waited for its lock, and says nothing about the ids after it.
+    if (variants.length === 0) return changed;
+    after = variants.at(-1)!.id;
+  }
 }
 
 /** The variant list's fields: what `filters` may name, and what `sortField` orders on. */

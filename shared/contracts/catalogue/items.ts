@@ -20,7 +20,8 @@ import { GarmentSource, ImageUrls } from "./values.ts";
 /** One description per field, for the item and its write bodies. */
 const ITEM_DESCRIPTIONS = {
   id: "The catalogue item's id",
-  styleCode: "The supplier's style code (`5000`, `AS-5001`); unique in the organisation",
+  styleCode: "The supplier's style code (`5000`, `AS-5001`); unique in the organisation. " +
+    "Variants given no code of their own follow it when it changes",
   name: "Name the shop sells it by",
   brand: "Brand or mill (`Gildan`, `AS Colour`)",
   description: "Longer description for quotes and the shop's site",
@@ -187,7 +188,8 @@ export const catalogueItemOperations = operations("Garment catalogue", {
     summary: "Change a catalogue item",
     body: UpdateCatalogueItemBody,
     responses: { 200: GarmentCatalogueItem },
-    events: ["garment_catalogue_item.updated"],
+    // A new style code reaches the variants that have none of their own, each announced.
+    events: ["garment_catalogue_item.updated", "garment_variant.updated"],
   },
   deleteCatalogueItem: {
     method: "DELETE",

@@ -253,8 +253,8 @@ export const prebuiltItemOperations = operations("Pre-built items", {
     path: "/v1/prebuilt-items/{prebuiltItemId}",
     scope: "prebuiltitems.write",
     summary: "Create a pre-built item with the client's id (201), or replace it (200); fields " +
-      "not given take their defaults, a status not given stays. An id this organisation " +
-      "cannot use is 409",
+      "not given take their defaults, a status not given stays. Ids are the organisation's " +
+      "own: one another organisation uses is this one's to take as well",
     body: CreatePrebuiltItemBody,
     responses: { 200: PrebuiltItem, 201: PrebuiltItem },
     // An id the organisation does not have creates the item: this operation never answers 404.

@@ -41,7 +41,8 @@ export const FutureAvailability = z.object(described({
 const VARIANT_DESCRIPTIONS = {
   id: "The variant's id",
   garmentCatalogueItemId: "The catalogue item (style) this is a colour and size of",
-  styleCode: "Style code; the item's unless the variant was given its own",
+  styleCode: "Style code: the item's, following it when it changes, unless the variant was " +
+    "given its own (at creation or by a PATCH), which it keeps",
   color: "Colour name as the supplier spells it",
   size: "Size label, any text (`M`, `2XL`, `YL`, `XLT`); sorted by the organisation's size order",
   stockCode: "The supplier's SKU for this colour and size",
