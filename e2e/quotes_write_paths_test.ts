@@ -5,8 +5,9 @@
  * answers come from the INSERT, events travel with the write-back, and a long quote page reads its
  * documents in parts. Each guarantee is checked only through public endpoints: sequences stay
  * 1..n (also under parallel writes), totals equal what the rows imply, an answer is the row a read
- * then shows (with and without costs.read), each write emits exactly its event carrying that row,
- * pages agree with single reads, and another organisation's ids are 404.
+ * then shows (with and without costs.read), each write emits exactly its event carrying that row
+ * (and one for each other variant it re-priced), pages agree with single reads, and another
+ * organisation's ids are 404.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { startTestStack, type TestStack } from "@printshop/shared/testing";
@@ -467,6 +468,25 @@ Deno.test("quote row writes keep order, totals, answers and events as a read sho
           row: method === "DELETE" ? null : rowsById(full).get(id),
           what,
         });
+        // Each other variant the write re-priced (its line's quantity moved it to another band)
+        // is announced too, after the write's own event, in the line's order.
+        const before = rowsById(previous);
+        const repriced = [...rowsById(full).values()]
+          .filter((row) => "quoteLineId" in row && row.id !== id && before.has(row.id))
+          .filter((row) =>
+            ["unitPriceExGst", "markupType", "markupValue"].some((field) =>
+              row[field] !== before.get(row.id)![field]
+            )
+          )
+          .sort((a, b) => a.sortOrder - b.sortOrder || (a.id < b.id ? -1 : 1));
+        for (const row of repriced) {
+          written.push({
+            type: "quote_variant.updated",
+            id: row.id,
+            row,
+            what: `${what}: re-priced`,
+          });
+        }
         previous = full;
         return answer;
       };
@@ -685,7 +705,12 @@ Deno.test("quote row writes keep order, totals, answers and events as a read sho
       await write(shop, "DELETE", `/v1/quote-lines/${d10}`, undefined, "quote_line.deleted", d10);
       await recomputeChangesNothing(tee.id);
 
-      // Exactly one event per write, in order, each carrying the row as a read showed it then.
+      // Exactly one event per write and per row it re-priced, in order, each carrying the row as
+      // a read showed it then.
+      assert(
+        written.some((w) => w.what.endsWith(": re-priced")),
+        "some write re-banded another variant",
+      );
       const events = await rowEvents(shop, written.length + 2);
       assertEquals(
         events.map((e) => `${e.type} ${e.aggregateId}`),

@@ -73,7 +73,7 @@ async function searched(h: ServiceHarness<Config>, org: string, text: string): P
 }
 
 const apply = (h: ServiceHarness<Config>, events: BusEvent[]) =>
-  handleCustomerEvents(h.sql, logger, events);
+  handleCustomerEvents(h.deps.sql, logger, events);
 
 Deno.test("customer events: created, updated and deleted give each quote its clientName", async () => {
   await using h = await serviceHarness(quotesService);
@@ -196,7 +196,7 @@ Deno.test("customer events: only customer.* events of the quote's own organisati
   const unreadable = { ...customerEvent(org, "customer.updated", customer), data: { id: 1 } };
 
   await handleCustomerEvents(
-    h.sql,
+    h.deps.sql,
     createLogger({ level: "error", write: (l) => logged.push(l) }),
     [
       customerEvent(org, "customer.created", customer),

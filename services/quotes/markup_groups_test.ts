@@ -748,3 +748,56 @@ Deno.test("markup groups: a group-priced row needs a group to band through, neve
     assertEquals(used?.n, 0, "nothing of ours points at their group");
   });
 });
+
+Deno.test("markup groups: DELETE racing a row pointed at the group is a 409 or a 400, never a 500", async () => {
+  await using h = await harness();
+  const org = crypto.randomUUID();
+  const as = { organizationId: org };
+  // Two quotes, so the variant and the decoration do not queue on one quote's lock.
+  const { lineId } = await lineAndGroup(h, org);
+  const { groupId } = await lineAndGroup(h, org);
+  const setupBands = [{ from: 0, markupType: "percentage", markupValue: 10 }];
+  for (let i = 0; i < 40; i++) {
+    const garment = await create(h, org, { name: `G${i}` });
+    const setup = await create(h, org, { name: `S${i}`, lane: "setup", bands: setupBands });
+    const [variant, garmentDelete, decoration, setupDelete] = await Promise.all([
+      h.request("POST", `/v1/quote-lines/${lineId}/variants`, {
+        ...as,
+        body: {
+          size: "M",
+          quantity: 5,
+          buyPrice: 4,
+          markupSource: "group",
+          markupGroupId: garment.id,
+        },
+      }),
+      h.request("DELETE", `/v1/markup-groups/${garment.id}`, as),
+      h.request("POST", `/v1/quote-groups/${groupId}/decorations`, {
+        ...as,
+        body: {
+          quantity: 5,
+          setupCost: 30,
+          setupMarkupSource: "group",
+          setupMarkupGroupId: setup.id,
+        },
+      }),
+      h.request("DELETE", `/v1/markup-groups/${setup.id}`, as),
+    ]);
+    for (
+      const [row, removal, what] of [
+        [variant, garmentDelete, "variant"],
+        [decoration, setupDelete, "decoration"],
+      ] as const
+    ) {
+      const [rowText, removalText] = [await row.text(), await removal.text()];
+      const answers = `${what} ${row.status} ${rowText}, delete ${removal.status} ${removalText}`;
+      // Either the row came first (the delete counts it: 409) or the delete did (the group is
+      // gone: the row's body names a group that does not exist, 400).
+      assert(
+        (row.status === 201 && removal.status === 409) ||
+          (row.status === 400 && removal.status === 200),
+        answers,
+      );
+    }
+  }
+});

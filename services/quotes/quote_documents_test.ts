@@ -17,6 +17,7 @@ import { applyCustomerFacts } from "./store/customers.ts";
 import { listQuotesJson } from "./store/quotes.ts";
 import { concatBytes } from "@printshop/shared/bytes";
 import { connect } from "@printshop/shared/db";
+import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
 
 type Json = Record<string, unknown>;
 const NO_COSTS = ALL_SCOPES.filter((s) => s !== "costs.read");
@@ -236,7 +237,7 @@ const QUOTE_CHANGES: Record<string, Change> = {
   },
   "rename the client": async (a, _q, s, pick) => {
     if (s.clientId === null) return false;
-    await applyCustomerFacts(a.h.sql, [{
+    await applyCustomerFacts(a.h.deps.sql, [{
       organizationId: a.org,
       customerId: s.clientId,
       // A name it never had, so every rename shows.
@@ -360,6 +361,8 @@ Deno.test("a document rendered before a change is never stored after it", async 
   const stored = async (): Promise<string | null> =>
     (await h.sql<{ document: string | null }[]>`
       SELECT document_with_costs AS document FROM quotes WHERE id = ${id}`)[0]!.document;
+  /** As the service stores them: the runtime role, for the quote's organisation. */
+  const asShop = <T>(fn: () => Promise<T>): Promise<T> => withOrganization(a.org, fn);
 
   // A change to the quote's own row, and one to its rows only (a group): each turns the old
   // render away.
@@ -371,10 +374,10 @@ Deno.test("a document rendered before a change is never stored after it", async 
   ) {
     const before = await read();
     await change();
-    await rememberDocuments(h.sql, [before], true);
+    await asShop(() => rememberDocuments(h.deps.sql, [before], true));
     assertEquals(await stored(), null);
     const after = await read();
-    await rememberDocuments(h.sql, [after], true);
+    await asShop(() => rememberDocuments(h.deps.sql, [after], true));
     assertEquals(await stored(), after.json);
   }
 
@@ -388,7 +391,7 @@ Deno.test("a document rendered before a change is never stored after it", async 
       timer = setTimeout(() => reject(new Error("the store waited for the writer")), 10_000);
     });
     try {
-      await Promise.race([rememberDocuments(h.sql, [current], true), stuck]);
+      await Promise.race([asShop(() => rememberDocuments(h.deps.sql, [current], true)), stuck]);
     } finally {
       clearTimeout(timer);
     }
@@ -413,7 +416,10 @@ Deno.test("a page of stored documents is streamed as it is read; one missing is 
     }],"totalCount":3}`;
   // The chunks the store gives, read directly.
   const chunks = async (offset = 0): Promise<string[]> => {
-    const stream = await listQuotesJson(h.sql, a.org, { offset }, 200, true);
+    const stream = await withOrganization(
+      a.org,
+      () => listQuotesJson(h.deps.sql, a.org, { offset }, 200, true),
+    );
     return (await Array.fromAsync(stream)).map((c) => new TextDecoder().decode(c));
   };
 
@@ -452,7 +458,10 @@ Deno.test("a page larger than a run is streamed in several, each document once a
     ids.unshift(quote.id as string);
   }
   await a.text("/v1/quotes"); // the first read renders and stores them
-  const stream = await listQuotesJson(h.sql, a.org, {}, 200, true);
+  const stream = await withOrganization(
+    a.org,
+    () => listQuotesJson(h.deps.sql, a.org, {}, 200, true),
+  );
   const chunks = await Array.fromAsync(stream);
   const lives = await Promise.all(ids.map((id) => a.live(id, true)));
   assertEquals(
@@ -476,11 +485,15 @@ Deno.test("a first page's statement keeps one plan, not planned again on every r
       now() - n * interval '1 ms'
     FROM generate_series(1, 6000) AS n`;
   await h.sql`VACUUM ANALYZE quotes`;
-  // One connection, so its prepared statements are the ones the reads used.
-  const conn = connect(h.databaseUrl, { schema: "quotes", max: 1 });
+  // One connection, so its prepared statements are the ones the reads used; as the service
+  // connects, held to the policies.
+  const password = decodeURIComponent(new URL(h.databaseUrl).password);
+  const conn = connect(roleUrl(h.databaseUrl, ROLES.app, password), { schema: "quotes", max: 1 });
   try {
     const read = async (limit: number): Promise<void> => {
-      await Array.fromAsync(await listQuotesJson(conn, a.org, { limit }, 200, true));
+      await Array.fromAsync(
+        await withOrganization(a.org, () => listQuotesJson(conn, a.org, { limit }, 200, true)),
+      );
     };
     for (let i = 0; i < 12; i++) await read(20);
     for (let i = 0; i < 12; i++) await read(50);

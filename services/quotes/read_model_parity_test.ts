@@ -10,7 +10,8 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { Quote } from "@printshop/shared/contracts/quotes";
-import type { Queryable } from "@printshop/shared/db";
+import { type Queryable, transaction } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { quotesService } from "./app.ts";
@@ -109,7 +110,7 @@ async function buildQuotes(a: Api): Promise<string[]> {
     taxRateId: taxRate.id,
   });
   // Its client as the customer projection knows it, by a name JSON must escape.
-  await applyCustomerFacts(a.h.sql, [{
+  await applyCustomerFacts(a.h.deps.sql, [{
     organizationId: a.org,
     customerId: full.clientId as string,
     name: AWKWARD,
@@ -356,25 +357,34 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
       await t.step(`findQuoteJson parses to toQuote's quote, ${who}`, async () => {
         const expected = await presented(a.h.sql, a.org, ids, costs);
         for (const id of ids) {
-          const text = await findQuoteJson(a.h.sql, a.org, id, costs);
+          // As the service reads it: the runtime role, for the organisation.
+          const text = await withOrganization(
+            a.org,
+            () => findQuoteJson(a.h.deps.sql, a.org, id, costs),
+          );
           assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}`);
         }
         // Another organisation's quote is not found, exactly like a missing one.
+        const other = crypto.randomUUID();
         await assert.rejects(
-          findQuoteJson(a.h.sql, crypto.randomUUID(), fullId, costs),
+          withOrganization(
+            other,
+            () => findQuoteJson(a.h.deps.sql, other, fullId, costs),
+          ),
           (error) => error instanceof ApiError && error.code === "not_found",
         );
       });
 
       await t.step(`the same in a session whose time zone is not UTC, ${who}`, async () => {
-        await a.h.sql.begin(async (tx) => {
-          await tx`SET LOCAL TimeZone = 'Australia/Adelaide'`;
-          const expected = await presented(tx, a.org, ids, costs);
-          for (const id of ids) {
-            const text = await findQuoteJson(tx, a.org, id, costs);
-            assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}, Adelaide`);
-          }
-        });
+        await withOrganization(a.org, () =>
+          transaction(a.h.deps.sql, async (tx) => {
+            await tx`SET LOCAL TimeZone = 'Australia/Adelaide'`;
+            const expected = await presented(tx, a.org, ids, costs);
+            for (const id of ids) {
+              const text = await findQuoteJson(tx, a.org, id, costs);
+              assertSame(JSON.parse(text), expected.get(id), `quote ${id}, ${who}, Adelaide`);
+            }
+          }));
       });
 
       await t.step(`GET /v1/quotes and /v1/quotes/{id} send it, ${who}`, async () => {

@@ -3,6 +3,11 @@ import { type Envelope, type ServiceHarness, serviceHarness } from "@printshop/s
 import type { Config } from "./config.ts";
 import { ensureDefaultTaxRate, findTaxRate } from "./store/tax_rates.ts";
 import { quotesService } from "./app.ts";
+import { transaction } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
+
+/** Store calls as the service makes them: the runtime role, for `org`'s work. */
+const as = <T>(org: string, fn: () => Promise<T>): Promise<T> => withOrganization(org, fn);
 
 interface Rate {
   id: string;
@@ -66,8 +71,11 @@ Deno.test("tax rates: concurrent first calls create exactly one default", async 
 
   const direct = crypto.randomUUID();
   const refs = await Promise.all([
-    ...Array.from({ length: 6 }, () => ensureDefaultTaxRate(h.sql, direct)),
-    ...Array.from({ length: 6 }, () => h.sql.begin((tx) => ensureDefaultTaxRate(tx, direct))),
+    ...Array.from({ length: 6 }, () => as(direct, () => ensureDefaultTaxRate(h.deps.sql, direct))),
+    ...Array.from(
+      { length: 6 },
+      () => as(direct, () => transaction(h.deps.sql, (tx) => ensureDefaultTaxRate(tx, direct))),
+    ),
   ]);
   assertEquals(new Set(refs.map((r) => r.id)).size, 1);
   assertEquals([refs[0]?.name, Number(refs[0]?.ratePct)], ["GST", 10]);
@@ -82,19 +90,24 @@ Deno.test("tax rates: ensureDefaultTaxRate and findTaxRate for quote writes", as
   await using h = await harness();
   const org = crypto.randomUUID();
   const other = crypto.randomUUID();
-  const gst = await ensureDefaultTaxRate(h.sql, org);
-  assertEquals(await findTaxRate(h.sql, org, gst.id), gst);
-  assertEquals(await findTaxRate(h.sql, other, gst.id), null, "another organisation's rate");
-  assertEquals(await findTaxRate(h.sql, org, crypto.randomUUID()), null);
+  const gst = await as(org, () => ensureDefaultTaxRate(h.deps.sql, org));
+  assertEquals(await as(org, () => findTaxRate(h.deps.sql, org, gst.id)), gst);
+  assertEquals(
+    await as(other, () => findTaxRate(h.deps.sql, other, gst.id)),
+    null,
+    "another organisation's rate",
+  );
+  assertEquals(await as(org, () => findTaxRate(h.deps.sql, org, crypto.randomUUID())), null);
   const vat = await create(h, org, { name: "VAT", ratePct: 20, isDefault: true });
-  const now = await h.sql.begin((tx) => ensureDefaultTaxRate(tx, org));
+  const now = await as(org, () => transaction(h.deps.sql, (tx) => ensureDefaultTaxRate(tx, org)));
   assertEquals([now.id, now.name, Number(now.ratePct)], [vat.id, "VAT", 20]);
   // A rollback takes the lazily created default and its event with it.
   const rolledBack = crypto.randomUUID();
-  await assert.rejects(h.sql.begin(async (tx) => {
-    await ensureDefaultTaxRate(tx, rolledBack);
-    throw new Error("quote create failed");
-  }));
+  await assert.rejects(as(rolledBack, () =>
+    transaction(h.deps.sql, async (tx) => {
+      await ensureDefaultTaxRate(tx, rolledBack);
+      throw new Error("quote create failed");
+    })));
   assertEquals(
     (await h.sql`SELECT id FROM tax_rates WHERE organization_id = ${rolledBack}`).length,
     0,

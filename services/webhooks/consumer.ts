@@ -33,8 +33,8 @@ export async function startEventConsumer(
         } else if (event.type === "api_key.revoked") {
           // Record what came before in order, so events of the key's last moments still go out.
           await recordEvents(sql, visible.splice(0));
-          const { id } = event.data as { id: string };
-          const stopped = await revokeCredential(sql, id);
+          const { id, organizationId } = event.data as { id: string; organizationId: string };
+          const stopped = await revokeCredential(sql, { organizationId, apiKeyId: id });
           logger.info("subscriptions of a revoked key stopped", { apiKeyId: id, stopped });
         } else if (event.type === "partner_grant.updated") {
           // Events before the change still go out under the rights they were recorded with.

@@ -7,8 +7,8 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { BusEvent, EventBus, EventHandler } from "@printshop/shared/events";
 import { createLogger } from "@printshop/shared/log";
 import { startEventConsumer } from "./consumer.ts";
-import { findSubscription, type Owner } from "./store/subscriptions.ts";
-import { busEvent, subscribedId, webhooksHarness } from "./test_fixtures.ts";
+import type { Owner } from "./store/subscriptions.ts";
+import { busEvent, findOwned, subscribedId, webhooksHarness } from "./test_fixtures.ts";
 
 /** A bus that hands the test the consumer's handler instead of fetching anything. */
 function standInBus(): { bus: EventBus; handler: () => EventHandler } {
@@ -45,7 +45,8 @@ const grantEvent = (app: Owner, scopes: string[]): BusEvent =>
 Deno.test("the consumer applies partner_grant.updated between the events before and after it", async () => {
   await using h = await webhooksHarness();
   const { bus, handler } = standInBus();
-  await startEventConsumer({ sql: h.sql, bus, logger: createLogger({ level: "error" }) });
+  // On the service's own pool, as the process runs it: the runtime role.
+  await startEventConsumer({ sql: h.deps.sql, bus, logger: createLogger({ level: "error" }) });
   const app: Owner = {
     organizationId: crypto.randomUUID(),
     credentialKind: "partner",
@@ -63,7 +64,7 @@ Deno.test("the consumer applies partner_grant.updated between the events before 
   const during = busEvent(app.organizationId, "quote.created", { id: crypto.randomUUID() }, tick());
   await handler()([before, narrowed, during], "printshop.quotes");
 
-  const subscription = await findSubscription(h.sql, app, id);
+  const subscription = await findOwned(h, app, id);
   assertEquals([subscription?.active, subscription?.includesCosts], [false, false]);
   const rows = await h.sql<{ event_id: string; status: string; last_failure_reason: string }[]>`
     SELECT event_id, status, last_failure_reason FROM deliveries WHERE subscription_id = ${id}`;
@@ -83,7 +84,7 @@ Deno.test("the consumer applies partner_grant.updated between the events before 
     tick(),
   );
   await handler()([restored, afterwards], "printshop.gateway");
-  const resumed = await findSubscription(h.sql, app, id);
+  const resumed = await findOwned(h, app, id);
   assertEquals([resumed?.active, resumed?.includesCosts], [true, false]);
   const queued = await h.sql<{ status: string }[]>`
     SELECT status FROM deliveries WHERE subscription_id = ${id} AND event_id = ${afterwards.id}`;
@@ -91,5 +92,53 @@ Deno.test("the consumer applies partner_grant.updated between the events before 
 
   // Offered again (the transport's position was not committed): the older grant changes nothing.
   await handler()([narrowed], "printshop.gateway");
-  assertEquals((await findSubscription(h.sql, app, id))?.active, true);
+  assertEquals((await findOwned(h, app, id))?.active, true);
+});
+
+Deno.test("the consumer records a batch of several organisations and applies api_key.revoked to its own", async () => {
+  await using h = await webhooksHarness();
+  const { bus, handler } = standInBus();
+  await startEventConsumer({ sql: h.deps.sql, bus, logger: createLogger({ level: "error" }) });
+  const organizationId = crypto.randomUUID();
+  const key: Owner = {
+    organizationId,
+    credentialKind: "tenant_key",
+    credentialId: crypto.randomUUID(),
+  };
+  // Another shop whose key has the same id: the revocation names its organisation, and only
+  // that organisation's key is stopped.
+  const other: Owner = { ...key, organizationId: crypto.randomUUID() };
+  const mine = await subscribedId(h, key, { includesCosts: false });
+  const theirs = await subscribedId(h, other, { includesCosts: false });
+
+  const before = busEvent(organizationId, "quote.created", { id: crypto.randomUUID() }, tick());
+  const elsewhere = busEvent(
+    other.organizationId,
+    "quote.created",
+    { id: crypto.randomUUID() },
+    tick(),
+  );
+  const revoked = busEvent(organizationId, "api_key.revoked", {
+    id: key.credentialId,
+    organizationId,
+  }, tick());
+  const after = busEvent(organizationId, "quote.created", { id: crypto.randomUUID() }, tick());
+  await handler()([before, elsewhere, revoked, after], "printshop.quotes");
+
+  assertEquals((await findOwned(h, key, mine)).active, false);
+  assertEquals((await findOwned(h, other, theirs)).active, true);
+  const rows = await h.sql<{ subscription_id: string; event_id: string; status: string }[]>`
+    SELECT subscription_id, event_id, status FROM deliveries ORDER BY created_at, id`;
+  assertEquals(rows.map((r) => [r.subscription_id, r.event_id, r.status]), [
+    [mine, before.id, "failed"],
+    [theirs, elsewhere.id, "pending"],
+  ]);
+  // Every organisation's events are in the log, in the batch's order.
+  const events = await h.sql<{ id: string; organization_id: string }[]>`
+    SELECT id, organization_id FROM events ORDER BY seq`;
+  assertEquals(events.map((e) => [e.id, e.organization_id]), [
+    [before.id, organizationId],
+    [elsewhere.id, other.organizationId],
+    [after.id, organizationId],
+  ]);
 });

@@ -4,6 +4,7 @@
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, type Sql } from "@printshop/shared/db";
+import { ROLES, roleUrl } from "@printshop/shared/db/tenancy";
 import type { ServiceHarness } from "@printshop/shared/testing";
 import type { Config } from "./config.ts";
 import { attemptRecorder } from "./dispatch.ts";
@@ -39,11 +40,13 @@ async function tenClaimed(
     credentialKind: "tenant_key",
     credentialId: crypto.randomUUID(),
   });
-  await recordEvents(h.sql, Array.from({ length: 10 }, () => busEvent(organizationId)));
-  const claims = await claimDueDeliveries(h.sql, 100, 60_000);
+  await recordEvents(h.deps.sql, Array.from({ length: 10 }, () => busEvent(organizationId)));
+  const claims = await claimDueDeliveries(h.deps.sql, 100, 60_000);
   assertEquals(claims.length, 10);
   const statements: string[] = [];
-  const sql = connect(h.databaseUrl, {
+  // As the service connects: the runtime role, held to the row-level policies.
+  const password = decodeURIComponent(new URL(h.databaseUrl).password);
+  const sql = connect(roleUrl(h.databaseUrl, ROLES.app, password), {
     schema: "webhooks",
     max: 2,
     onQuery: (text) => statements.push(text),

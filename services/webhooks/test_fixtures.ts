@@ -8,7 +8,9 @@ import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import { webhooksService } from "./app.ts";
 import type { Config } from "./config.ts";
 import { createSecretBox } from "./delivery/secret_box.ts";
-import { type Owner, subscribe } from "./store/subscriptions.ts";
+import { findSubscription, type Owner, subscribe } from "./store/subscriptions.ts";
+import { withOrganization } from "@printshop/shared/db/tenancy";
+import type { WebhookSubscription } from "@printshop/shared/contracts/webhooks";
 
 /**
  * The webhooks app on a fresh, migrated database. Private targets are allowed unless a test says
@@ -63,7 +65,27 @@ export async function subscribedId(
     includesCosts = true,
   } = options;
   const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
-  const result = await subscribe(h.sql, box, who, { event, url, includesCosts });
+  const result = await asOrganization(
+    who.organizationId,
+    () => subscribe(h.deps.sql, box, who, { event, url, includesCosts }),
+  );
   assert(result.created);
   return result.subscription.id;
+}
+
+/**
+ * Runs a store call as the service makes it for `organizationId`: on the service's own pool
+ * (`h.deps.sql`, the runtime role, held to the row-level policies), as that organisation's work.
+ */
+export function asOrganization<T>(organizationId: string, fn: () => Promise<T>): Promise<T> {
+  return withOrganization(organizationId, fn);
+}
+
+/** One of `who`'s subscriptions, read as the service reads it (findSubscription). */
+export function findOwned(
+  h: ServiceHarness<Config>,
+  who: Owner,
+  id: string,
+): Promise<WebhookSubscription> {
+  return asOrganization(who.organizationId, () => findSubscription(h.deps.sql, who, id));
 }

@@ -22,6 +22,7 @@ import { createSecretBox } from "./delivery/secret_box.ts";
 import { recordEvents } from "./store/events.ts";
 import { revokeCredential, signingSecrets } from "./store/subscriptions.ts";
 import { busEvent, webhooksHarness } from "./test_fixtures.ts";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 
 type Subscription = WebhookSubscription;
 type Delivery = WebhookDelivery;
@@ -108,7 +109,7 @@ async function recordFor(
   type = "quote.created",
 ): Promise<{ event: BusEvent; deliveryId: string }> {
   const event = busEvent(caller.organizationId, type);
-  await recordEvents(h.sql, [event]);
+  await recordEvents(h.deps.sql, [event]);
   const [row] = await h.sql<{ id: string }[]>`
     SELECT id FROM deliveries WHERE subscription_id = ${webhookId} AND event_id = ${event.id}`;
   assert(row, "recordEvents should have queued a delivery");
@@ -462,7 +463,10 @@ Deno.test("POST /v1/webhooks/{id}/rotate-secret issues a new sealed secret and k
   }
   // ...and they open, under the configured key, to the secrets that were handed out.
   const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
-  assertEquals(await signingSecrets(h.sql, box, sub.id), [...secrets].reverse());
+  assertEquals(
+    await withOrganization(me.organizationId, () => signingSecrets(h.deps.sql, box, sub.id)),
+    [...secrets].reverse(),
+  );
 
   // The secret is never shown again.
   const shown = await expect<Subscription>(h, me, 200, "GET", `/v1/webhooks/${sub.id}`);
@@ -480,7 +484,7 @@ Deno.test("GET /v1/webhooks/{id}/deliveries lists newest first, pages and filter
   const recorded: { event: BusEvent; deliveryId: string }[] = [];
   for (let i = 0; i < 5; i++) recorded.push(await recordFor(h, me, sub.id));
   // Neither another event type nor another organisation's event shows up here.
-  await recordEvents(h.sql, [
+  await recordEvents(h.deps.sql, [
     busEvent(me.organizationId, "quote.updated"),
     busEvent(crypto.randomUUID(), "quote.created"),
   ]);
@@ -823,7 +827,13 @@ Deno.test("POST .../deliveries/{id}/retry refuses a delivery whose credential wa
   const me = newCaller();
   const sub = await subscribeTo(h, me, receiver.url);
   const { deliveryId } = await recordFor(h, me, sub.id);
-  assertEquals(await revokeCredential(h.sql, me.credentialId), 1);
+  assertEquals(
+    await revokeCredential(h.deps.sql, {
+      organizationId: me.organizationId,
+      apiKeyId: me.credentialId,
+    }),
+    1,
+  );
   const shown = await expect<Subscription>(h, me, 200, "GET", `/v1/webhooks/${sub.id}`);
   assertEquals(shown.data.active, false);
   const listed = await expect<{ items: Delivery[] }>(
@@ -891,14 +901,14 @@ Deno.test("GET /v1/event-log lists in recording order and pages with after and l
       new Date(Date.UTC(2030, 0, 10 - i)),
     );
     mine.push(event);
-    await recordEvents(h.sql, [event, busEvent(other.organizationId, "quote.created")]);
+    await recordEvents(h.deps.sql, [event, busEvent(other.organizationId, "quote.created")]);
   }
   // A batch is recorded in its own order too.
   const batch = [
     busEvent(me.organizationId, "quote.deleted"),
     busEvent(me.organizationId, "quote.updated"),
   ];
-  await recordEvents(h.sql, batch);
+  await recordEvents(h.deps.sql, batch);
   mine.push(...batch);
   const ids = mine.map((e) => e.id);
   const log = async (query = "", caller: Caller = me) =>
@@ -975,7 +985,7 @@ Deno.test("GET /v1/event-log shows only the event areas the credential may read"
   await using h = await webhooksHarness();
   const org = crypto.randomUUID();
   const first = busEvent(org, "quote.created");
-  await recordEvents(h.sql, [
+  await recordEvents(h.deps.sql, [
     first,
     busEvent(org, "tax_rate.updated"),
     busEvent(org, "quote.deleted"),
@@ -996,7 +1006,7 @@ Deno.test("GET /v1/event-log strips cost fields at any depth without costs.read"
   const org = crypto.randomUUID();
   const quote = costlyQuote();
   const group = { id: crypto.randomUUID(), unitCost: "9", lines: [{ setupCost: "1" }] };
-  await recordEvents(h.sql, [
+  await recordEvents(h.deps.sql, [
     busEvent(org, "quote.created", quote),
     busEvent(org, "quote_group.updated", group),
     busEvent(org, "quote.updated", [{ buyPrice: "1", keep: true }]),
@@ -1083,7 +1093,10 @@ Deno.test("GET /v1/webhooks pages, sorts and filters this credential's subscript
     assertEquals((await list("?event=quote.created")).items.map((s) => s.id), [ids[0], ids[2]]);
     const byUrl = await list(`?${filters([{ field: "url", op: "contains", value: "/b" }])}`);
     assertEquals([byUrl.items.map((s) => s.id), byUrl.totalCount], [[ids[2]], 1]);
-    await revokeCredential(h.sql, me.credentialId);
+    await revokeCredential(h.deps.sql, {
+      organizationId: me.organizationId,
+      apiKeyId: me.credentialId,
+    });
     assertEquals(
       (await list(`?${filters([{ field: "active", op: "eq", value: true }])}`)).totalCount,
       0,
@@ -1126,7 +1139,10 @@ Deno.test("PATCH /v1/webhooks/{id} moves a subscription to another URL and keeps
       assertEquals(res.data, { ...shown, url: `${PUBLIC}/new` });
       assertEquals(JSON.stringify(res).includes("whsec_"), false, "the secret is not shown again");
       const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
-      assertEquals(await signingSecrets(h.sql, box, sub.id), [sub.secret]);
+      assertEquals(
+        await withOrganization(me.organizationId, () => signingSecrets(h.deps.sql, box, sub.id)),
+        [sub.secret],
+      );
       const [queued] = await h.sql<{ url: string }[]>`
       SELECT s.url FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ${deliveryId}`;

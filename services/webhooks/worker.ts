@@ -1,4 +1,4 @@
-import { loopFailed, onDatabaseBack, type Queryable } from "@printshop/shared/db";
+import { loopFailed, onDatabaseBack, platformRead, type Sql } from "@printshop/shared/db";
 import {
   Backoff,
   GATHER_MS,
@@ -42,18 +42,19 @@ const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Milliseconds until the earliest delivery of an active subscription falls due (0 when one is
  * due already), by the database's clock; null when nothing is queued. The claim's conditions,
- * on the same index.
+ * on the same index, over every organisation's deliveries as the claim does (the platform's read).
  */
-async function msUntilNextDue(sql: Queryable): Promise<number | null> {
-  const [row] = await sql<{ wait_ms: number }[]>`
+async function msUntilNextDue(sql: Sql): Promise<number | null> {
+  const [row] = await platformRead(sql, (q) =>
+    q<{ wait_ms: number }[]>`
     SELECT least(greatest(0, ceil(
              extract(epoch FROM d.next_attempt_at - clock_timestamp()) * 1000)), ${MAX_TIMER_MS}
            )::int AS wait_ms
     FROM deliveries d
     WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at IS NOT NULL
-      AND ${sql.unsafe(SUBSCRIPTION_ACTIVE)}
+      AND ${q.unsafe(SUBSCRIPTION_ACTIVE)}
     ORDER BY d.next_attempt_at
-    LIMIT 1`;
+    LIMIT 1`);
   return row ? row.wait_ms : null;
 }
 

@@ -60,8 +60,9 @@ async function queueSilently(
     VALUES (${event.id}, ${organizationId}, ${event.type}, ${event.aggregateId},
             ${event.occurredAt}, ${h.sql.json(event.data as Parameters<typeof h.sql.json>[0])})`;
   await h.sql`
-    INSERT INTO deliveries (subscription_id, event_id, next_attempt_at)
-    VALUES (${subscriptionId}, ${event.id}, now() + make_interval(secs => ${dueInMs / 1000}))`;
+    INSERT INTO deliveries (organization_id, subscription_id, event_id, next_attempt_at)
+    VALUES (${organizationId}, ${subscriptionId}, ${event.id},
+            now() + make_interval(secs => ${dueInMs / 1000}))`;
   return event.id;
 }
 
@@ -73,7 +74,7 @@ Deno.test("the worker sends a failed attempt's retry when it falls due, without 
   env.receiver.respondWith(() => env.receiver.received.length === 1 ? 503 : 204);
   await env.start();
   const event = busEvent(env.owner.organizationId);
-  await recordEvents(env.h.sql, [event]);
+  await recordEvents(env.h.deps.sql, [event]);
   await env.receiver.waitFor(2, { timeoutMs: 10_000 });
   assertEquals(ids(env.receiver), [event.id, event.id]);
 });
@@ -99,7 +100,7 @@ Deno.test("the worker claims what was queued while its LISTEN connection was dow
   await using env = await setup(NO_POLL);
   await env.start();
   const notified = busEvent(env.owner.organizationId);
-  await recordEvents(env.h.sql, [notified]);
+  await recordEvents(env.h.deps.sql, [notified]);
   await env.receiver.waitFor(1, { timeoutMs: 10_000 });
   const missed = await queueSilently(env.h, env.subscriptionId, env.owner.organizationId, 0);
   const dropped = await env.h.sql`
@@ -115,7 +116,7 @@ Deno.test("the worker sends and records every delivery of a burst larger than it
   await using env = await setup({ ...NO_POLL, concurrency: 2 });
   await env.start();
   const burst = Array.from({ length: 12 }, () => busEvent(env.owner.organizationId));
-  await recordEvents(env.h.sql, burst);
+  await recordEvents(env.h.deps.sql, burst);
   await env.receiver.waitFor(12, { timeoutMs: 10_000 });
   assertEquals(new Set(ids(env.receiver)), new Set(burst.map((e) => e.id)));
   // Slots are given back before the attempts are recorded; the worker still records them all.

@@ -3,7 +3,8 @@
  * CRM's `customer.*` events by the consumer (consumer.ts). Quotes read a client's name from here;
  * the crm schema is never read.
  */
-import type { Queryable } from "@printshop/shared/db";
+import { oneStatement, type Sql } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import { col, defineTable } from "@printshop/shared/db/table";
 import { type CustomerFact, newestPerCustomer } from "../domain/customers.ts";
 
@@ -45,29 +46,39 @@ export function clientNameSql(quote: string): string {
 /**
  * Applies customer facts, idempotently and in order: per customer only the newest of `facts`,
  * and that only over a row of an older event (or no row). A fact that is not newer than the row
- * (a repeated delivery, or one that arrives after a later change) changes nothing. One statement
- * whatever the number of facts. Answers how many customers changed.
+ * (a repeated delivery, or one that arrives after a later change) changes nothing. Answers how
+ * many customers changed.
+ *
+ * The facts of a batch may be several organisations'; each event names its own, so each
+ * organisation's facts are applied in a transaction for it alone (one statement each), held to
+ * the policies like a request's: a fact can only ever write its own organisation's copy. A batch
+ * cut short by a failure is offered again, and applying it again is harmless.
  */
 export async function applyCustomerFacts(
-  sql: Queryable,
+  sql: Sql,
   facts: readonly CustomerFact[],
 ): Promise<number> {
-  const newest = newestPerCustomer(facts);
-  if (newest.length === 0) return 0;
-  // Each fact under its columns' names, as jsonb_to_recordset reads them.
-  const rows = newest.map((fact) =>
-    Object.fromEntries([
-      ["organization_id", fact.organizationId],
-      ...FACT_FIELDS.map((field) => [CRM_CUSTOMERS.columnNames[field], fact[field]]),
-    ])
-  );
-  const applied = await sql`
-    INSERT INTO crm_customers AS c (organization_id, ${sql.unsafe(CRM_CUSTOMERS.select)})
-    SELECT r.organization_id, ${sql.unsafe(CRM_CUSTOMERS.selectAs("r"))}
-    FROM jsonb_to_recordset(${sql.json(rows as Parameters<typeof sql.json>[0])}::jsonb)
-      AS r(organization_id uuid, ${sql.unsafe(CRM_CUSTOMERS.recordTypes(FACT_FIELDS))})
-    ON CONFLICT (organization_id, id) DO UPDATE SET ${sql.unsafe(APPLIED)}
-      WHERE (c.occurred_at, c.event_id) < (excluded.occurred_at, excluded.event_id)
-    RETURNING c.id`;
-  return applied.length;
+  const byOrganization = Map.groupBy(newestPerCustomer(facts), (fact) => fact.organizationId);
+  let changed = 0;
+  for (const [organizationId, newest] of byOrganization) {
+    // Each fact under its columns' names, as jsonb_to_recordset reads them.
+    const rows = newest.map((fact) =>
+      Object.fromEntries([
+        ["organization_id", fact.organizationId],
+        ...FACT_FIELDS.map((field) => [CRM_CUSTOMERS.columnNames[field], fact[field]]),
+      ])
+    );
+    const applied = await withOrganization(organizationId, () =>
+      oneStatement(sql, (tx) =>
+        tx`
+          INSERT INTO crm_customers AS c (organization_id, ${tx.unsafe(CRM_CUSTOMERS.select)})
+          SELECT r.organization_id, ${tx.unsafe(CRM_CUSTOMERS.selectAs("r"))}
+          FROM jsonb_to_recordset(${tx.json(rows as Parameters<typeof tx.json>[0])}::jsonb)
+            AS r(organization_id uuid, ${tx.unsafe(CRM_CUSTOMERS.recordTypes(FACT_FIELDS))})
+          ON CONFLICT (organization_id, id) DO UPDATE SET ${tx.unsafe(APPLIED)}
+            WHERE (c.occurred_at, c.event_id) < (excluded.occurred_at, excluded.event_id)
+          RETURNING c.id`));
+    changed += applied.length;
+  }
+  return changed;
 }

@@ -77,7 +77,10 @@ export async function markupGroupsForPricing(
 /**
  * A markup group a row names must be one of this organisation's groups, on the lane the field is
  * for; otherwise 400 naming the field. (Another organisation's group is refused exactly like one
- * that does not exist.)
+ * that does not exist.) The group found is held (FOR KEY SHARE, the lock the row's foreign key
+ * would take) until the row is written: a delete of it waits, then counts that row (409). Without
+ * it, a delete that took the group between this check and the row's write left the write to fail
+ * its foreign key, a 500.
  */
 export async function assertGroupOfLane(
   tx: Queryable,
@@ -88,7 +91,8 @@ export async function assertGroupOfLane(
 ): Promise<void> {
   if (id === undefined || id === null) return;
   const [found] = await tx<{ lane: MarkupLane }[]>`
-    SELECT lane FROM markup_groups WHERE organization_id = ${organizationId} AND id = ${id}`;
+    SELECT lane FROM markup_groups WHERE organization_id = ${organizationId} AND id = ${id}
+    FOR KEY SHARE`;
   if (found?.lane === lane) return;
   const message = found
     ? `Must be a ${lane} markup group, not a ${found.lane} one`
@@ -295,9 +299,9 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 
 /**
  * Deletes a group no quote row uses (409 naming how many use it otherwise). The group row is
- * locked first: a variant or decoration being pointed at it holds a key-share lock on it (the
- * foreign key), so the count below cannot miss a row committed before the delete, and one
- * committed after fails its own foreign-key check.
+ * locked first: a variant or decoration being pointed at it holds a key-share lock on it from its
+ * check (assertGroupOfLane) to its commit, so the count below cannot miss it, and a write that
+ * checks after the delete took the lock finds the group gone (400).
  */
 export async function deleteMarkupGroup(
   sql: Sql,

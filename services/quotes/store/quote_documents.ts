@@ -6,7 +6,7 @@
  * that changes anything they show, and every such change gives the row a new version (xmin), so
  * a document is stored only over the version it was rendered from.
  */
-import type { Fragment, Queryable, Sql } from "@printshop/shared/db";
+import { type Fragment, oneStatement, type Queryable, read, type Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
   listOrderSql,
@@ -44,29 +44,30 @@ export interface ReadDocument {
 /**
  * Stores the documents a read rendered, each only while its quote is still the version it was
  * rendered from, has none stored (storing the same text again would clear both: see the
- * migration's trigger) and no transaction holds it (SKIP LOCKED: a read never waits on a writer). Give it
- * reads made on the pool, never inside a transaction: a render from within a transaction may
- * precede changes that same transaction makes later. One statement, only after a read that
- * rendered something. A store that fails costs only a render on the next read, so its error is
- * not the read's.
+ * migration's trigger) and no transaction holds it (SKIP LOCKED: a read never waits on a
+ * writer). Give it the pool, after the read: the store is then a transaction of its own for the
+ * organisation, one statement in one round trip, committed when this resolves (so the next read
+ * finds the document). Never give it a write transaction: a render from within one may precede
+ * changes that same transaction makes later. Only after a read that rendered something. A store
+ * that fails costs only a render on the next read, so its error is not the read's.
  */
 export async function rememberDocuments(
   sql: Sql,
-  read: readonly ReadDocument[],
-  costs: boolean,
-): Promise<void> {
-  const rendered = read.filter((d) => !d.stored);
-  if (rendered.length === 0) return;
-  await storeDocuments(sql, rendered, costs).catch(() => {});
-}
-
-async function storeDocuments(
-  sql: Queryable,
   documents: readonly ReadDocument[],
   costs: boolean,
 ): Promise<void> {
+  const rendered = documents.filter((d) => !d.stored);
+  if (rendered.length === 0) return;
+  await oneStatement(sql, (tx) => storeDocuments(tx, rendered, costs)).catch(() => {});
+}
+
+function storeDocuments(
+  sql: Queryable,
+  documents: readonly ReadDocument[],
+  costs: boolean,
+): Fragment {
   const column = sql.unsafe(documentColumn(costs));
-  await sql`
+  return sql`
     UPDATE quotes SET ${column} = d.json
     FROM (
       SELECT q.id, u.json FROM quotes q
@@ -135,8 +136,59 @@ export interface DocumentPageRequest {
 export async function listDocumentsJson(
   sql: Sql,
   spec: ListSpec,
-  { organizationId, query, pageSizeMax, costs }: DocumentPageRequest,
+  request: DocumentPageRequest,
 ): Promise<ReadableStream<Uint8Array>> {
+  // The page is read on one connection, in one read for the organisation (the policies show a
+  // statement sent to the pool no quote), held until the stream's statement has been read to its
+  // end: the read's COMMIT, and the connection's next user, wait behind it. The stream is handed
+  // over as soon as its first row is in; the read goes on by itself.
+  const ready = Promise.withResolvers<DocumentPage>();
+  read(sql, async (q) => {
+    const page = await documentPage(q, spec, request);
+    ready.resolve(page);
+    await page.done;
+  }).catch((error: unknown) => ready.reject(error));
+  const { body, rendered } = await ready.promise;
+  // What was rendered is stored once the read is over (rememberDocuments), before the answer.
+  await rememberDocuments(sql, rendered, request.costs);
+  return body;
+}
+
+/** A page as its read gives it: the answer, when its read is over, and what it rendered. */
+interface DocumentPage {
+  body: ReadableStream<Uint8Array>;
+  done: Promise<void>;
+  rendered: readonly ReadDocument[];
+}
+
+/** listDocumentsJson on a connection whose read names the organisation. */
+async function documentPage(
+  sql: Queryable,
+  spec: ListSpec,
+  request: DocumentPageRequest,
+): Promise<DocumentPage> {
+  const statements = documentPageStatements(sql, spec, request);
+  const streamed = await streamPage(statements.stored);
+  if (streamed !== null) return { ...streamed, rendered: [] };
+  const rows = (await statements.rendered) as unknown as PageRow[];
+  const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
+  return {
+    body: ReadableStream.from([encoder.encode(pageJson(page, rows[0]!.total))]),
+    done: Promise.resolve(),
+    rendered: page,
+  };
+}
+
+/**
+ * The two statements a page is read with (listDocumentsJson): `stored`, the page of stored
+ * documents in runs (`total, missing, json`), and `rendered`, the page again with what is
+ * missing rendered (PageRow). Exported for the plan checks (plans_test.ts), which explain them.
+ */
+export function documentPageStatements(
+  sql: Queryable,
+  spec: ListSpec,
+  { organizationId, query, pageSizeMax, costs }: DocumentPageRequest,
+): { stored: Fragment; rendered: Fragment } {
   const where = rowConditions(sql, spec, sql`organization_id = ${organizationId}`, {
     named: query,
     search: query.search,
@@ -164,7 +216,7 @@ export async function listDocumentsJson(
   // sorts the joined text: a Sort above it (a join to the counts did that) held a whole page's
   // text before sending any, 25 ms for 200 quotes. An empty page is one run of none (the VALUES
   // row), which still carries the count.
-  const streamed = await streamPage(sql`
+  const stored = sql`
     WITH page AS MATERIALIZED (
       SELECT p.n, ${column} AS json
       FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
@@ -178,11 +230,10 @@ export async function listDocumentsJson(
         || string_agg(r.json, ',' ORDER BY r.n) AS json
     FROM (VALUES (0)) AS z (run) LEFT JOIN runs r ON true
     GROUP BY coalesce(r.run, 0)
-    ORDER BY coalesce(r.run, 0)`);
-  if (streamed !== null) return streamed;
+    ORDER BY coalesce(r.run, 0)`;
 
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
-  const rows = await sql<PageRow[]>`
+  const rendered = sql`
     SELECT c.total, d.*
     FROM (SELECT ${total} AS total) c
     LEFT JOIN (
@@ -190,9 +241,7 @@ export async function listDocumentsJson(
       FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
     ) d ON true
     ORDER BY d.n`;
-  const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
-  await rememberDocuments(sql, page, costs);
-  return ReadableStream.from([encoder.encode(pageJson(page, rows[0]!.total))]);
+  return { stored, rendered };
 }
 
 /** A row of a page read with renders: the count, and a quote of the page (none when empty). */
@@ -212,16 +261,17 @@ const encoder = new TextEncoder();
 
 /**
  * Streams the page a `total, missing, json` statement reads (raw: each value as the bytes
- * PostgreSQL sent; `json` a run of documents with what precedes it in the page), or answers null
- * when `missing` says some document is not stored; then the statement is read to its end first,
- * so the connection is free for the next one. Each row's bytes go out as they are, never copied
- * (the driver reads every packet into a buffer of its own, never reused). Rows are pushed as they
- * arrive, with no backpressure: what waits is at most one page, as much as a page held whole
- * would be.
+ * PostgreSQL sent; `json` a run of documents with what precedes it in the page), with `done`,
+ * which resolves once the statement has been read to its end (never rejects: a failure errors
+ * the stream); or answers null when `missing` says some document is not stored, and then the
+ * statement is read to its end first, so the connection is free for the next one. Each row's
+ * bytes go out as they are, never copied (the driver reads every packet into a buffer of its
+ * own, never reused). Rows are pushed as they arrive, with no backpressure: what waits is at most
+ * one page, as much as a page held whole would be.
  */
 async function streamPage(
   query: Fragment,
-): Promise<ReadableStream<Uint8Array> | null> {
+): Promise<{ body: ReadableStream<Uint8Array>; done: Promise<void> } | null> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
   const body = new ReadableStream<Uint8Array>({
@@ -238,7 +288,7 @@ async function streamPage(
   const head = Promise.withResolvers<{ total: number; missing: number }>();
   let known: { total: number; missing: number } | undefined;
   let sentAny = false;
-  const read = query.raw().forEach((row) => {
+  const rows = query.raw().forEach((row) => {
     const [total, missing, json] = row as unknown as (Uint8Array | null)[];
     if (known === undefined) {
       known = { total: decimalOf(total), missing: decimalOf(missing) };
@@ -260,8 +310,8 @@ async function streamPage(
     if (open) controller.error(error);
   });
   const { missing } = await head.promise;
-  if (missing === 0) return body;
-  await read;
+  if (missing === 0) return { body, done: rows };
+  await rows;
   return null;
 }
 

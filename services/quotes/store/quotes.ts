@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { oneStatement, type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateQuoteBody,
   ListQuotesQuery,
@@ -9,7 +9,7 @@ import {
 } from "@printshop/shared/contracts/quotes";
 import { ApiError, conflict, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { eventWrittenBy, writeEvent } from "@printshop/shared/outbox";
+import { type EventWriting, eventWrittenBy, writeEvent } from "@printshop/shared/outbox";
 import {
   changedColumns,
   type EveryFieldHasAColumn,
@@ -142,17 +142,22 @@ async function insertQuote(
   costs: boolean,
 ): Promise<string | null> {
   const id = uuidv7();
-  const event = eventWrittenBy(sql, {
-    organizationId,
-    type: "quote.created",
-    aggregateId: id,
-    from: "doc",
-    payloadSql: "doc.full",
-  });
-  const rateWhere = input.taxRateId ? sql`id = ${input.taxRateId}` : sql`is_default`;
-  // A new quote has no rows: its JSON comes from the expression without their subqueries.
-  const shown = costs ? "q.full" : newQuoteJsonSql(false);
-  const rows = await sql<{ json: string; payload: string | null }[]>`
+  let event!: EventWriting;
+  // A transaction of its own for the organisation the policies hold it to: its BEGIN and COMMIT
+  // travel with the statement (oneStatement), so the counter row is still locked for one round
+  // trip alone.
+  const rows = await oneStatement(sql, (tx) => {
+    event = eventWrittenBy(tx, {
+      organizationId,
+      type: "quote.created",
+      aggregateId: id,
+      from: "doc",
+      payloadSql: "doc.full",
+    });
+    const rateWhere = input.taxRateId ? tx`id = ${input.taxRateId}` : tx`is_default`;
+    // A new quote has no rows: its JSON comes from the expression without their subqueries.
+    const shown = costs ? "q.full" : newQuoteJsonSql(false);
+    return tx<{ json: string; payload: string | null }[]>`
     WITH rate AS (
       SELECT id, name, rate_pct FROM tax_rates
       WHERE organization_id = ${organizationId} AND ${rateWhere}
@@ -170,7 +175,7 @@ async function insertQuote(
         tax_rate_id, tax_name, tax_rate_pct, created_at, updated_at
       )
       SELECT ${id}::uuid, ${organizationId}::uuid, n.last_number,
-        ${sql.unsafe(quoteRefSql("n.last_number"))},
+        ${tx.unsafe(quoteRefSql("n.last_number"))},
         ${input.reference ?? null}::text, ${input.clientId ?? null}::uuid,
         ${input.contactId ?? null}::uuid, ${input.shippingAddressId ?? null}::uuid,
         ${input.salesRepEmail ?? null}::text, ${input.deliveryMethod ?? null}::text,
@@ -182,13 +187,12 @@ async function insertQuote(
       FROM n, rate
       RETURNING *
     ), doc AS (
-      SELECT q.*, ${sql.unsafe(newQuoteJsonSql(true))} AS full FROM q
+      SELECT q.*, ${tx.unsafe(newQuoteJsonSql(true))} AS full FROM q
     ), event AS (${event.insert})
-    SELECT ${sql.unsafe(shown)} AS json, ${
-    sql.unsafe(event.checked ? "q.full" : "NULL")
-  } AS payload,
+    SELECT ${tx.unsafe(shown)} AS json, ${tx.unsafe(event.checked ? "q.full" : "NULL")} AS payload,
       ${event.notify}
     FROM doc q`;
+  });
   const [row] = rows;
   if (!row) return null;
   event.check(row.payload);
@@ -202,14 +206,20 @@ export async function findQuoteJson(
   quoteId: string,
   costs: boolean,
 ): Promise<string> {
-  const stored = await storedDocument(sql, organizationId, quoteId, costs);
-  if (stored === undefined) throw notFound("Quote", quoteId);
-  if (stored !== null) return stored;
-  // None stored: rendered (unless one was stored meanwhile) and kept for the next read.
-  const documents = await quoteDocuments(sql, organizationId, [quoteId], costs);
-  if (documents.length === 0) throw notFound("Quote", quoteId);
-  await rememberDocuments(sql, documents, costs);
-  return documents[0]!.json;
+  // One read for the organisation (the policies show no quote to a statement sent to the pool):
+  // the stored document, or, when there is none, the render behind it on the same connection.
+  const found = await read(sql, async (q) => {
+    const stored = await storedDocument(q, organizationId, quoteId, costs);
+    if (stored === undefined) throw notFound("Quote", quoteId);
+    if (stored !== null) return stored;
+    // None stored: rendered (unless one was stored meanwhile) and kept for the next read.
+    const documents = await quoteDocuments(q, organizationId, [quoteId], costs);
+    if (documents.length === 0) throw notFound("Quote", quoteId);
+    return documents[0]!;
+  });
+  if (typeof found === "string") return found;
+  await rememberDocuments(sql, [found], costs);
+  return found.json;
 }
 
 // Each field a PATCH may change is written to the column of its name.
@@ -345,7 +355,7 @@ export interface QuotePage {
 }
 
 /** GET /v1/quotes: its filters and sorts (QUOTE_FIELDS), search and default order. */
-const QUOTE_LIST = listSpec(ListQuotesQuery, {
+export const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
   fields: QUOTE_FIELDS,
@@ -370,9 +380,10 @@ export async function listQuotesJson(
 }
 
 export async function salesRepFacet(sql: Queryable, organizationId: string): Promise<string[]> {
-  const rows = await sql<{ email: string }[]>`
-    SELECT DISTINCT sales_rep_email AS email FROM quotes
-    WHERE organization_id = ${organizationId} AND sales_rep_email IS NOT NULL
-    ORDER BY email`;
+  const rows = await read(sql, (q) =>
+    q<{ email: string }[]>`
+      SELECT DISTINCT sales_rep_email AS email FROM quotes
+      WHERE organization_id = ${organizationId} AND sales_rep_email IS NOT NULL
+      ORDER BY email`);
   return rows.map((r) => r.email);
 }

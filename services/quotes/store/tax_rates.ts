@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateTaxRateBody,
   ListTaxRatesQuery,
@@ -58,10 +58,12 @@ async function lockDefault(tx: Queryable, organizationId: string): Promise<void>
   await tx`SELECT pg_advisory_xact_lock(hashtext('tax_rates.default'), hashtext(${organizationId}))`;
 }
 
-async function findDefault(tx: Queryable, organizationId: string): Promise<TaxRateRow | null> {
-  const [row] = await tx<TaxRateRow[]>`
-    SELECT ${tx.unsafe(TAX_RATES.select)} FROM tax_rates
-    WHERE organization_id = ${organizationId} AND is_default`;
+async function findDefault(sql: Queryable, organizationId: string): Promise<TaxRateRow | null> {
+  // Given the pool, a read for the organisation: a statement sent straight to it sees no rate.
+  const [row] = await read(sql, (q) =>
+    q<TaxRateRow[]>`
+      SELECT ${q.unsafe(TAX_RATES.select)} FROM tax_rates
+      WHERE organization_id = ${organizationId} AND is_default`);
   return row ?? null;
 }
 

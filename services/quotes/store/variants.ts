@@ -7,7 +7,7 @@ import {
 } from "@printshop/shared/contracts/quotes";
 import { assertNoProblem, conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
-import { writeEvent } from "@printshop/shared/outbox";
+import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import {
   priceVariant,
   repriceOnCostChange,
@@ -15,7 +15,7 @@ import {
   type VariantInput,
 } from "../domain/pricing.ts";
 import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
-import { type RebandScope, recomputeQuote } from "./aggregate.ts";
+import { type RebandScope, recomputeQuote, type RepricedVariants } from "./aggregate.ts";
 import { type LockedQuote, lockQuoteRow } from "./quote_locks.ts";
 import { LINES, toVariant, type VariantRow, VARIANTS } from "./item_rows.ts";
 import { LINE_VARIANTS } from "./sequences.ts";
@@ -117,15 +117,49 @@ async function writeVariant(
         ? await VARIANTS.find(tx, organizationId, id)
         : (await written)[0];
       saved = { ...row!, ...repriced.get(id) };
-      await writeEvent(tx, {
-        organizationId,
-        type: change.event,
-        aggregateId: id,
-        payload: toVariant(saved, true),
-      });
+      await Promise.all([
+        writeEvent(tx, {
+          organizationId,
+          type: change.event,
+          aggregateId: id,
+          payload: toVariant(saved, true),
+        }),
+        announceRepriced(tx, organizationId, repriced, id),
+      ]);
     },
   });
   return saved!;
+}
+
+/**
+ * A `quote_variant.updated` for each variant the recomputation re-priced besides the one the
+ * change is about: a change of a line's quantity re-bands its other `group` rows, whose sell
+ * price and markup (and updatedAt) then change. Without these, an integrator keeping variants in
+ * step from their events kept the old prices of every sibling (the changed variant's own event
+ * says nothing of them). Read behind the recomputation's write-back, on the same connection, so
+ * the rows are as written.
+ */
+async function announceRepriced(
+  tx: TransactionSql,
+  organizationId: string,
+  repriced: RepricedVariants,
+  changedId: string,
+): Promise<void> {
+  const siblings = [...repriced.keys()].filter((id) => id !== changedId);
+  if (siblings.length === 0) return;
+  const rows = await tx<VariantRow[]>`
+    SELECT ${tx.unsafe(VARIANTS.select)} FROM quote_variants
+    WHERE organization_id = ${organizationId} AND id = ANY(${siblings}::uuid[])
+    ORDER BY sort_order, id`;
+  await writeEvents(
+    tx,
+    rows.map((row) => ({
+      organizationId,
+      type: "quote_variant.updated" as const,
+      aggregateId: row.id,
+      payload: toVariant(row, true),
+    })),
+  );
 }
 
 export async function updateVariant(
@@ -247,13 +281,16 @@ export async function deleteVariant(
     await recomputeQuote(tx, organizationId, quote, {
       lineIds: new Set([variant.quote_line_id]),
     }, {
-      alongside: () =>
-        writeEvent(tx, {
-          organizationId,
-          type: "quote_variant.deleted",
-          aggregateId: variantId,
-          payload: { id: variantId, quoteLineId: variant.quote_line_id },
-        }),
+      alongside: (repriced) =>
+        Promise.all([
+          writeEvent(tx, {
+            organizationId,
+            type: "quote_variant.deleted",
+            aggregateId: variantId,
+            payload: { id: variantId, quoteLineId: variant.quote_line_id },
+          }),
+          announceRepriced(tx, organizationId, repriced, variantId),
+        ]),
     });
   });
 }

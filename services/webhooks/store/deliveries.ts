@@ -1,5 +1,15 @@
 import { Buffer } from "node:buffer";
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  type Fragment,
+  oneStatement,
+  platformStatement,
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+} from "@printshop/shared/db";
+import type postgres from "postgres";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import {
   type DELIVERY_SORT_FIELDS,
   DELIVERY_STATUSES,
@@ -16,6 +26,8 @@ import type { DeliveredEvent } from "../domain/payload.ts";
 /** A delivery a worker has claimed: everything needed to send it once. */
 export interface ClaimedDelivery {
   id: string;
+  /** Whose delivery it is, as its row says. */
+  organizationId: string;
   /** This attempt's number, 1-based. */
   attempt: number;
   subscriptionId: string;
@@ -32,6 +44,7 @@ export interface ClaimedDelivery {
 
 interface ClaimedRow {
   id: string;
+  organization_id: string;
   attempt_count: number;
   subscription_id: string;
   url: string;
@@ -57,6 +70,7 @@ const SEALED_SECRETS = `(
 
 const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
   id: row.id,
+  organizationId: row.organization_id,
   attempt: row.attempt_count,
   subscriptionId: row.subscription_id,
   url: row.url,
@@ -80,14 +94,26 @@ export const SUBSCRIPTION_ACTIVE = `(
 
 /**
  * Claims up to `limit` due deliveries of active subscriptions. SKIP LOCKED lets replicas claim
- * side by side; pushing next_attempt_at past the lease makes the claim expire by itself.
+ * side by side; pushing next_attempt_at past the lease makes the claim expire by itself. The
+ * deliveries due are every organisation's, in one order, so the claim is the platform's (past the
+ * row-level policies), one statement in a transaction of its own.
  */
 export async function claimDueDeliveries(
-  sql: Queryable,
+  sql: Sql,
   limit: number,
   leaseMs: number,
 ): Promise<ClaimedDelivery[]> {
-  const rows = await sql<ClaimedRow[]>`
+  const rows = await platformStatement(sql, (tx) => claimStatement(tx, limit, leaseMs));
+  return rows.map(toClaimed);
+}
+
+/** The claim's statement (claimDueDeliveries); exported for the plan checks (plans_test.ts). */
+export function claimStatement(
+  sql: Queryable,
+  limit: number,
+  leaseMs: number,
+): postgres.PendingQuery<ClaimedRow[]> {
+  return sql<ClaimedRow[]>`
     WITH due AS (
       SELECT d.id FROM deliveries d
       WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= now()
@@ -102,15 +128,19 @@ export async function claimDueDeliveries(
     FROM due, subscriptions s, events e
     WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
       AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
-    RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
-              e.type, e.occurred_at, e.data, ${sql.unsafe(SEALED_SECRETS)}`;
-  return rows.map(toClaimed);
+    RETURNING d.id, d.organization_id, d.attempt_count, d.subscription_id, s.url,
+              s.includes_costs, d.event_id, e.type, e.occurred_at, e.data,
+              ${sql.unsafe(SEALED_SECRETS)}`;
 }
 
 /**
  * Claims one failed delivery of a subscription for a replay requested by the integrator: 404
  * when the subscription has no such delivery, 409 when it cannot be replayed (not failed, or
- * its subscription is inactive, saying why in words an integrator can act on).
+ * its subscription is inactive, saying why in words an integrator can act on). The subscription
+ * is held (FOR SHARE) from the check to the claim's commit: a revocation or a withdrawn read
+ * scope either commits first, and the replay is refused, or waits for the claim, and then fails
+ * the delivery it finds retrying (revokeCredential, applyPartnerGrant). Read without the lock,
+ * one committed between the check and the claim left the delivery retrying for a revoked key.
  */
 export async function claimFailedDelivery(
   sql: Sql,
@@ -124,7 +154,7 @@ export async function claimFailedDelivery(
              s.scope_withdrawn_at IS NOT NULL AS withdrawn
       FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
       WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}
-      FOR UPDATE OF d`;
+      FOR UPDATE OF d FOR SHARE OF s`;
     if (!current) throw notFound("Delivery", deliveryId);
     const inactive = current.revoked
       ? "the subscribing credential is revoked"
@@ -145,8 +175,9 @@ export async function claimFailedDelivery(
           next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
       FROM subscriptions s, events e
       WHERE d.id = ${deliveryId} AND s.id = d.subscription_id AND e.id = d.event_id
-      RETURNING d.id, d.attempt_count, d.subscription_id, s.url, s.includes_costs, d.event_id,
-                e.type, e.occurred_at, e.data, ${tx.unsafe(SEALED_SECRETS)}`;
+      RETURNING d.id, d.organization_id, d.attempt_count, d.subscription_id, s.url,
+                s.includes_costs, d.event_id, e.type, e.occurred_at, e.data,
+                ${tx.unsafe(SEALED_SECRETS)}`;
     return toClaimed(row!);
   });
 }
@@ -170,33 +201,49 @@ export interface FinishedAttempt {
  * Records an attempt and moves the delivery on: succeeded; retrying at the schedule's next
  * step; or failed when the schedule is used up (and after a manual replay, which does not start
  * the schedule again). A worker whose claim expired and was taken over, or whose delivery was
- * settled meanwhile (failed by a key revocation), only adds its attempt.
+ * settled meanwhile (failed by a key revocation), only adds its attempt. One delivery, so a
+ * transaction of its organisation's (as its claim found it).
  */
 export async function recordAttempt(
-  sql: Queryable,
+  sql: Sql,
   delivery: ClaimedDelivery,
   attempt: AttemptRecord,
   schedule: readonly number[],
 ): Promise<void> {
-  await recordAttempts(sql, [{ delivery, attempt }], schedule);
+  await withOrganization(
+    delivery.organizationId,
+    () => oneStatement(sql, (tx) => recordStatement(tx, [{ delivery, attempt }], schedule)),
+  );
 }
 
 /**
  * Records many attempts in one statement, each exactly as `recordAttempt` does: the delivery
  * worker records the attempts that finished while its previous statement ran together, so
- * recording costs a fraction of a round trip per attempt under load instead of one.
+ * recording costs a fraction of a round trip per attempt under load instead of one. They are
+ * several organisations' (whatever the claims gave), so the platform records them; each attempt
+ * names its delivery's organisation as the claim read it, and the key (organization_id,
+ * delivery_id) refuses an attempt whose delivery is not of that organisation (or is gone).
  */
 export async function recordAttempts(
-  sql: Queryable,
+  sql: Sql,
   finished: readonly FinishedAttempt[],
   schedule: readonly number[],
 ): Promise<void> {
   if (finished.length === 0) return;
+  await platformStatement(sql, (tx) => recordStatement(tx, finished, schedule));
+}
+
+function recordStatement(
+  sql: Queryable,
+  finished: readonly FinishedAttempt[],
+  schedule: readonly number[],
+): Fragment {
   const rows = finished.map(({ delivery, attempt }) => {
     const delay = attempt.succeeded || attempt.trigger === "manual"
       ? null
       : nextAttemptDelay(schedule, delivery.attempt);
     return {
+      organization_id: delivery.organizationId,
       delivery_id: delivery.id,
       attempt: delivery.attempt,
       started_at: attempt.startedAt.toISOString(),
@@ -209,18 +256,18 @@ export async function recordAttempts(
       delay_s: delay === null ? null : delay / 1000,
     };
   });
-  await sql`
+  return sql`
     WITH finished AS MATERIALIZED (
       SELECT * FROM jsonb_to_recordset(${sql.json(rows as Parameters<typeof sql.json>[0])}::jsonb)
-        AS r(delivery_id uuid, attempt integer, started_at timestamptz, duration_ms integer,
-             http_status integer, succeeded boolean, failure_reason text, trigger text,
-             status text, delay_s float8)
+        AS r(organization_id uuid, delivery_id uuid, attempt integer, started_at timestamptz,
+             duration_ms integer, http_status integer, succeeded boolean, failure_reason text,
+             trigger text, status text, delay_s float8)
     ), attempt AS (
       INSERT INTO delivery_attempts
-        (delivery_id, attempt, started_at, duration_ms, http_status, succeeded, failure_reason,
-         trigger)
-      SELECT delivery_id, attempt, started_at, duration_ms, http_status, succeeded,
-             failure_reason, trigger
+        (organization_id, delivery_id, attempt, started_at, duration_ms, http_status, succeeded,
+         failure_reason, trigger)
+      SELECT organization_id, delivery_id, attempt, started_at, duration_ms, http_status,
+             succeeded, failure_reason, trigger
       FROM finished
     )
     UPDATE deliveries d
@@ -239,7 +286,7 @@ export async function recordAttempts(
  */
 const DELIVERIES = defineTable({
   name: "deliveries",
-  tenant: false,
+  tenant: true,
   noun: "Delivery",
   references: { subscription_id: "subscriptions", event_id: "events" },
   columns: {
@@ -288,7 +335,7 @@ export const DELIVERY_FIELDS = DELIVERIES.fields("d", {
   eventType: { type: "text", column: "e.type" },
 }) satisfies FieldTable<typeof DELIVERY_SORT_FIELDS[number]>;
 
-const DELIVERY_LIST = listSpec(ListDeliveriesQuery, {
+export const DELIVERY_LIST = listSpec(ListDeliveriesQuery, {
   from: DELIVERY_FROM,
   select: DELIVERY_COLUMNS,
   id: "d.id",
@@ -321,9 +368,10 @@ export async function findDelivery(
   subscriptionId: string,
   deliveryId: string,
 ): Promise<WebhookDelivery> {
-  const [row] = await sql<DeliveryRow[]>`
-    SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM ${sql.unsafe(DELIVERY_FROM)}
-    WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}`;
+  const [row] = await read(sql, (q) =>
+    q<DeliveryRow[]>`
+      SELECT ${q.unsafe(DELIVERY_COLUMNS)} FROM ${q.unsafe(DELIVERY_FROM)}
+      WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}`);
   if (!row) throw notFound("Delivery", deliveryId);
   return toDelivery(row);
 }

@@ -1,4 +1,10 @@
-import type { Queryable, Sql } from "@printshop/shared/db";
+import {
+  platformStatement,
+  platformTransaction,
+  type Queryable,
+  read,
+  type Sql,
+} from "@printshop/shared/db";
 import type { BusEvent } from "@printshop/shared/events";
 import { type ApiError, validationError } from "@printshop/shared/http";
 import { uuidv7Time } from "@printshop/shared/ids";
@@ -23,6 +29,12 @@ export const DELIVERIES_CHANNEL = "printshop_webhook_deliveries";
  * from the subscriptions side, scanning every event of the organisation once per subscription:
  * with 66 subscriptions, tens of milliseconds of database time per batch, growing with each
  * event the organisation had.)
+ *
+ * A batch holds several organisations' events, in the bus's order, and the log's seq is one order
+ * across them all, so the batch is recorded as the platform (past the row-level policies), in one
+ * transaction of one statement. Each event brings its own organisation, and each delivery takes
+ * its event's: the keys that carry the organisation (a delivery's to its subscription and to its
+ * event) refuse any other pairing, whoever writes.
  */
 export async function recordEvents(
   sql: Sql,
@@ -37,14 +49,15 @@ export async function recordEvents(
     occurred_at: e.occurredAt,
     data: e.data,
   }));
-  const [counts] = await sql<{ recorded: number; queued: number }[]>`
+  const [counts] = await platformStatement(sql, (tx) =>
+    tx<{ recorded: number; queued: number }[]>`
     WITH event_log_lock AS MATERIALIZED (
       SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))
     ), recorded AS (
       INSERT INTO events (id, organization_id, type, aggregate_id, occurred_at, data)
       SELECT r.id, r.organization_id, r.type, r.aggregate_id, r.occurred_at, e.value -> 'data'
       FROM event_log_lock,
-           jsonb_array_elements(${sql.json(rows as Parameters<typeof sql.json>[0])}::jsonb)
+           jsonb_array_elements(${tx.json(rows as Parameters<typeof tx.json>[0])}::jsonb)
              WITH ORDINALITY AS e(value, n),
            jsonb_to_record(e.value) AS r(id uuid, organization_id uuid, type text,
              aggregate_id uuid, occurred_at timestamptz)
@@ -52,8 +65,8 @@ export async function recordEvents(
       ON CONFLICT (id) DO NOTHING
       RETURNING seq, id, organization_id, type
     ), queued AS (
-      INSERT INTO deliveries (subscription_id, event_id)
-      SELECT s.id, e.id
+      INSERT INTO deliveries (organization_id, subscription_id, event_id)
+      SELECT e.organization_id, s.id, e.id
       FROM recorded e
       JOIN subscriptions s ON s.organization_id = e.organization_id AND s.event_type = e.type
       WHERE s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
@@ -69,7 +82,7 @@ export async function recordEvents(
            (SELECT count(*) FROM (
               SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM counted WHERE queued > 0
             ) AS notified) AS notified
-    FROM counted`;
+    FROM counted`);
   return { recorded: counts!.recorded, queued: counts!.queued };
 }
 
@@ -102,19 +115,23 @@ export async function readEventLog(
   organizationId: string,
   options: { afterId: string | null; limit: number; types: readonly string[] },
 ): Promise<{ events: LoggedEvent[]; hasMore: boolean }> {
-  let afterSeq = "0";
-  if (options.afterId) {
-    const [anchor] = await sql<{ seq: string }[]>`
-      SELECT seq FROM events WHERE id = ${options.afterId} AND organization_id = ${organizationId}`;
-    if (!anchor) throw unknownAnchor(options.afterId);
-    afterSeq = anchor.seq;
-  }
-  const rows = await sql<RowOf<typeof EVENTS>[]>`
-    SELECT ${sql.unsafe(EVENTS.select)} FROM events
-    WHERE organization_id = ${organizationId} AND seq > ${afterSeq}
-      AND type = ANY(${options.types as string[]})
-    ORDER BY seq
-    LIMIT ${options.limit + 1}`;
+  // One read for the organisation: the policies show a statement sent to the pool no event.
+  const rows = await read(sql, async (q) => {
+    let afterSeq = "0";
+    if (options.afterId) {
+      const [anchor] = await q<{ seq: string }[]>`
+        SELECT seq FROM events
+        WHERE id = ${options.afterId} AND organization_id = ${organizationId}`;
+      if (!anchor) throw unknownAnchor(options.afterId);
+      afterSeq = anchor.seq;
+    }
+    return await q<RowOf<typeof EVENTS>[]>`
+      SELECT ${q.unsafe(EVENTS.select)} FROM events
+      WHERE organization_id = ${organizationId} AND seq > ${afterSeq}
+        AND type = ANY(${options.types as string[]})
+      ORDER BY seq
+      LIMIT ${options.limit + 1}`;
+  });
   const hasMore = rows.length > options.limit;
   return {
     hasMore,
@@ -141,12 +158,17 @@ function unknownAnchor(after: string): ApiError {
   return validationError("after", `Event "${after}" is not in this organisation's log`);
 }
 
-/** Removes events older than the retention, with their deliveries and attempts. */
+/**
+ * Removes events older than the retention, with their deliveries and attempts: every
+ * organisation's, so as the platform (past the row-level policies).
+ */
 export async function purgeOldEvents(
-  sql: Queryable,
+  sql: Sql,
   days: number = EVENT_RETENTION_DAYS,
 ): Promise<number> {
-  const removed = await sql`
-    DELETE FROM events WHERE recorded_at < now() - make_interval(days => ${days}) RETURNING seq`;
+  const removed = await platformTransaction(sql, (tx) =>
+    tx`
+      DELETE FROM events WHERE recorded_at < now() - make_interval(days => ${days})
+      RETURNING seq`);
   return removed.length;
 }

@@ -7,16 +7,23 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { BusEvent } from "@printshop/shared/events";
 import type { ServiceHarness } from "@printshop/shared/testing";
 import type { Config } from "../config.ts";
-import { busEvent, subscribedId, webhooksHarness } from "../test_fixtures.ts";
+import {
+  asOrganization,
+  busEvent,
+  findOwned,
+  subscribedId,
+  webhooksHarness,
+} from "../test_fixtures.ts";
 import { recordEvents } from "./events.ts";
 import { claimDueDeliveries, claimFailedDelivery } from "./deliveries.ts";
 import {
   applyPartnerGrant,
-  findSubscription,
   listSubscriptions,
   type Owner,
   type PartnerGrantUpdate,
+  subscribe,
 } from "./subscriptions.ts";
+import { createSecretBox } from "../delivery/secret_box.ts";
 import { ApiError } from "@printshop/shared/http";
 
 const LONG_LEASE = 60_000;
@@ -63,7 +70,7 @@ async function deliveriesOf(
 }
 
 const activeOf = async (h: ServiceHarness<Config>, who: Owner, id: string): Promise<boolean> => {
-  const subscription = await findSubscription(h.sql, who, id);
+  const subscription = await findOwned(h, who, id);
   assert(subscription, `subscription ${id} exists`);
   return subscription.active;
 };
@@ -82,7 +89,7 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
   const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
   const otherOrganisation = await subscribedId(h, elsewhere);
 
-  await recordEvents(h.sql, [
+  await recordEvents(h.deps.sql, [
     costedEvent(app.organizationId),
     costedEvent(app.organizationId, "quote_variant.created"),
     costedEvent(elsewhere.organizationId),
@@ -94,7 +101,7 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
   // Another is waiting for a retry.
   await h.sql`UPDATE deliveries SET status = 'retrying' WHERE subscription_id = ${created}`;
 
-  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES)), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, grant(WITHOUT_QUOTES)), {
     applied: true,
     withdrawn: 2,
     resumed: 0,
@@ -106,8 +113,13 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
   const activeFilter = (value: boolean) => ({
     filters: JSON.stringify([{ field: "active", op: "eq", value }]),
   });
-  assertEquals((await listSubscriptions(h.sql, app, activeFilter(true), 100)).totalCount, 0);
-  assertEquals((await listSubscriptions(h.sql, app, activeFilter(false), 100)).totalCount, 2);
+  const listed = (active: boolean) =>
+    asOrganization(
+      app.organizationId,
+      () => listSubscriptions(h.deps.sql, app, activeFilter(active), 100),
+    );
+  assertEquals((await listed(true)).totalCount, 0);
+  assertEquals((await listed(false)).totalCount, 2);
   for (const [who, id] of [[tenantKey, colleague], [sameIdAsTenantKey, keyWithAppsId]] as const) {
     assertEquals(await activeOf(h, who, id), true);
   }
@@ -123,14 +135,14 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
 
   // Nothing new is queued for the stopped subscriptions; the others still get theirs.
   const after = costedEvent(app.organizationId);
-  assertEquals(await recordEvents(h.sql, [after]), { recorded: 1, queued: 2 });
+  assertEquals(await recordEvents(h.deps.sql, [after]), { recorded: 1, queued: 2 });
   assertEquals((await deliveriesOf(h, created)).length, 1);
   // A delivery still due for a stopped subscription (what a fan-out racing the withdrawal would
   // leave behind) is never handed out.
   await h.sql`
     UPDATE deliveries SET status = 'pending', next_attempt_at = now() - interval '1 minute'
     WHERE subscription_id = ${created}`;
-  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  const claimed = await claimDueDeliveries(h.deps.sql, 10, LONG_LEASE);
   // Two quote.created events for each of the two tenant-key subscriptions, one elsewhere.
   assertEquals(claimed.length, 5);
   assert(
@@ -139,7 +151,7 @@ Deno.test("applyPartnerGrant() without the read scope stops the app's subscripti
   );
 
   // The same grant again withdraws nothing more.
-  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES)), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, grant(WITHOUT_QUOTES)), {
     applied: true,
     withdrawn: 0,
     resumed: 0,
@@ -152,14 +164,17 @@ Deno.test("applyPartnerGrant() with the read scope back resumes the subscription
   const app = partner();
   const grant = grants(app);
   const created = await subscribedId(h, app, { event: "quote.created" });
-  await recordEvents(h.sql, [costedEvent(app.organizationId)]);
-  await applyPartnerGrant(h.sql, grant(WITHOUT_QUOTES));
+  await recordEvents(h.deps.sql, [costedEvent(app.organizationId)]);
+  await applyPartnerGrant(h.deps.sql, grant(WITHOUT_QUOTES));
   const [failed] = await deliveriesOf(h, created);
   assertEquals(failed?.status, "failed");
 
   // While withdrawn, a failed delivery cannot be replayed by hand either.
   await assert.rejects(
-    claimFailedDelivery(h.sql, created, failed!.id, LONG_LEASE),
+    asOrganization(
+      app.organizationId,
+      () => claimFailedDelivery(h.deps.sql, created, failed!.id, LONG_LEASE),
+    ),
     (error) =>
       error instanceof ApiError && error.code === "conflict" &&
       error.message.endsWith(
@@ -167,7 +182,7 @@ Deno.test("applyPartnerGrant() with the read scope back resumes the subscription
       ),
   );
 
-  assertEquals(await applyPartnerGrant(h.sql, grant(EVERYTHING)), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, grant(EVERYTHING)), {
     applied: true,
     withdrawn: 0,
     resumed: 1,
@@ -175,13 +190,16 @@ Deno.test("applyPartnerGrant() with the read scope back resumes the subscription
   });
   assertEquals(await activeOf(h, app, created), true);
   const fresh = costedEvent(app.organizationId);
-  assertEquals(await recordEvents(h.sql, [fresh]), { recorded: 1, queued: 1 });
+  assertEquals(await recordEvents(h.deps.sql, [fresh]), { recorded: 1, queued: 1 });
   const rows = await deliveriesOf(h, created);
   assertEquals(rows.map((r) => r.status), ["failed", "pending"]);
-  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  const claimed = await claimDueDeliveries(h.deps.sql, 10, LONG_LEASE);
   assertEquals(claimed.map((c) => c.eventId), [fresh.id]);
   // The failed one is still failed, and now the integrator may replay it.
-  const replay = await claimFailedDelivery(h.sql, created, failed!.id, LONG_LEASE);
+  const replay = await asOrganization(
+    app.organizationId,
+    () => claimFailedDelivery(h.deps.sql, created, failed!.id, LONG_LEASE),
+  );
   assertEquals(replay.id, failed!.id);
 });
 
@@ -201,33 +219,87 @@ Deno.test("applyPartnerGrant() without costs.read leaves cost fields out from no
   });
   // Queued while the app still held costs.read.
   const queued = costedEvent(app.organizationId, "quote_variant.created");
-  await recordEvents(h.sql, [queued]);
+  await recordEvents(h.deps.sql, [queued]);
 
-  assertEquals(await applyPartnerGrant(h.sql, grant(WITHOUT_COSTS)), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, grant(WITHOUT_COSTS)), {
     applied: true,
     withdrawn: 0,
     resumed: 0,
     costsDropped: 1,
   });
-  assertEquals((await findSubscription(h.sql, app, variants))?.includesCosts, false);
-  assertEquals((await findSubscription(h.sql, app, variants))?.active, true);
-  assertEquals((await findSubscription(h.sql, app, withoutCosts))?.includesCosts, false);
-  assertEquals((await findSubscription(h.sql, tenantKey, colleague))?.includesCosts, true);
+  assertEquals((await findOwned(h, app, variants))?.includesCosts, false);
+  assertEquals((await findOwned(h, app, variants))?.active, true);
+  assertEquals((await findOwned(h, app, withoutCosts))?.includesCosts, false);
+  assertEquals((await findOwned(h, tenantKey, colleague))?.includesCosts, true);
 
   // The delivery queued before the change goes out without cost fields too.
-  const claimed = await claimDueDeliveries(h.sql, 10, LONG_LEASE);
+  const claimed = await claimDueDeliveries(h.deps.sql, 10, LONG_LEASE);
   const costsBySubscription = new Map(claimed.map((c) => [c.subscriptionId, c.includesCosts]));
   assertEquals(costsBySubscription.get(variants), false);
   assertEquals(costsBySubscription.get(colleague), true);
 
   // Regaining costs.read does not bring cost fields back (re-subscribing does).
-  assertEquals(await applyPartnerGrant(h.sql, grant(EVERYTHING)), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, grant(EVERYTHING)), {
     applied: true,
     withdrawn: 0,
     resumed: 0,
     costsDropped: 0,
   });
-  assertEquals((await findSubscription(h.sql, app, variants))?.includesCosts, false);
+  assertEquals((await findOwned(h, app, variants))?.includesCosts, false);
+});
+
+Deno.test("a subscription the app makes after a narrower grant was applied starts within it", async () => {
+  await using h = await webhooksHarness();
+  const app = partner();
+  const grant = grants(app);
+  // The gateway still let the app through on its wider grant (its auth cache, or a request
+  // already in flight).
+  await applyPartnerGrant(h.deps.sql, grant(WITHOUT_QUOTES.filter((s) => s !== "costs.read")));
+  const stopped = await subscribedId(h, app, { event: "quote.created", includesCosts: true });
+  assertEquals(await activeOf(h, app, stopped), false);
+  assertEquals((await findOwned(h, app, stopped)).includesCosts, false);
+  assertEquals(await recordEvents(h.deps.sql, [costedEvent(app.organizationId)]), {
+    recorded: 1,
+    queued: 0,
+  });
+
+  // The read scope back, costs.read still missing: it resumes, still without cost fields.
+  assertEquals((await applyPartnerGrant(h.deps.sql, grant(WITHOUT_COSTS))).resumed, 1);
+  assertEquals(await activeOf(h, app, stopped), true);
+  const costless = await subscribedId(h, app, { event: "quote_variant.created" });
+  assertEquals((await findOwned(h, app, costless)).includesCosts, false);
+  assertEquals(await activeOf(h, app, costless), true);
+
+  // With everything granted, a new subscription gets what its credential holds.
+  await applyPartnerGrant(h.deps.sql, grant(EVERYTHING));
+  const full = await subscribedId(h, app, { event: "quote.updated", includesCosts: true });
+  assertEquals((await findOwned(h, app, full)).includesCosts, true);
+  // Another organisation's grant says nothing of this one.
+  const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
+  const there = await subscribedId(h, elsewhere, { includesCosts: true });
+  assertEquals((await findOwned(h, elsewhere, there)).includesCosts, true);
+});
+
+Deno.test("subscribe() racing a narrowing applyPartnerGrant() never leaves the app an active subscription", async () => {
+  await using h = await webhooksHarness();
+  const box = await createSecretBox(h.deps.config.WEBHOOK_SECRETS_KEY);
+  const organizationId = crypto.randomUUID();
+  const apps = Array.from({ length: 40 }, () => partner(organizationId));
+  for (const app of apps) {
+    await Promise.all([
+      asOrganization(organizationId, () =>
+        subscribe(h.deps.sql, box, app, {
+          event: "quote.created",
+          url: `http://93.184.216.34/${app.credentialId}`,
+          includesCosts: true,
+        })),
+      applyPartnerGrant(h.deps.sql, grants(app)(WITHOUT_QUOTES.filter((s) => s !== "costs.read"))),
+    ]);
+  }
+  const kept = await h.sql<{ credential_id: string }[]>`
+    SELECT credential_id FROM subscriptions
+    WHERE organization_id = ${organizationId} AND (scope_withdrawn_at IS NULL OR includes_costs)`;
+  assertEquals(kept.map((r) => r.credential_id), []);
 });
 
 Deno.test("applyPartnerGrant() ignores an update older than one already applied, and a repeat", async () => {
@@ -238,10 +310,10 @@ Deno.test("applyPartnerGrant() ignores an update older than one already applied,
   const wide = grant(EVERYTHING);
   const narrow = grant(WITHOUT_QUOTES.filter((s) => s !== "costs.read"));
 
-  assertEquals((await applyPartnerGrant(h.sql, narrow)).applied, true);
+  assertEquals((await applyPartnerGrant(h.deps.sql, narrow)).applied, true);
   assertEquals(await activeOf(h, app, created), false);
   // The older, wider grant arrives late (released from quarantine, say): it must not resume.
-  assertEquals(await applyPartnerGrant(h.sql, wide), {
+  assertEquals(await applyPartnerGrant(h.deps.sql, wide), {
     applied: false,
     withdrawn: 0,
     resumed: 0,
@@ -249,7 +321,7 @@ Deno.test("applyPartnerGrant() ignores an update older than one already applied,
   });
   assertEquals(await activeOf(h, app, created), false);
   // The same event delivered again is ignored too.
-  assertEquals((await applyPartnerGrant(h.sql, narrow)).applied, false);
+  assertEquals((await applyPartnerGrant(h.deps.sql, narrow)).applied, false);
 
   // Two updates in the same millisecond apply in the order of their ids, as the relay sends them.
   const at = "2031-01-01T00:00:00.000Z";
@@ -263,17 +335,17 @@ Deno.test("applyPartnerGrant() ignores an update older than one already applied,
     occurredAt: at,
     eventId: "01900000-0000-7000-8000-000000000002",
   };
-  assertEquals((await applyPartnerGrant(h.sql, first)).applied, true);
+  assertEquals((await applyPartnerGrant(h.deps.sql, first)).applied, true);
   assertEquals(await activeOf(h, app, created), true);
-  assertEquals((await applyPartnerGrant(h.sql, second)).applied, true);
+  assertEquals((await applyPartnerGrant(h.deps.sql, second)).applied, true);
   assertEquals(await activeOf(h, app, created), false);
-  assertEquals((await applyPartnerGrant(h.sql, first)).applied, false);
+  assertEquals((await applyPartnerGrant(h.deps.sql, first)).applied, false);
   assertEquals(await activeOf(h, app, created), false);
 
   // Another organisation's grant to the same app keeps its own order.
   const elsewhere: Owner = { ...app, organizationId: crypto.randomUUID() };
   const theirs = await subscribedId(h, elsewhere, { event: "quote.created" });
   const old = { ...grants(elsewhere)(WITHOUT_QUOTES), occurredAt: "2020-01-01T00:00:00.000Z" };
-  assertEquals((await applyPartnerGrant(h.sql, old)).applied, true);
+  assertEquals((await applyPartnerGrant(h.deps.sql, old)).applied, true);
   assertEquals(await activeOf(h, elsewhere, theirs), false);
 });

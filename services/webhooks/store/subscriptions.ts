@@ -1,7 +1,15 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  type Fragment,
+  oneStatement,
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+} from "@printshop/shared/db";
 import { isUniqueViolation } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import type { Caller } from "@printshop/shared/internal-context";
-import { EVENT_DEFINITIONS } from "@printshop/shared/events";
+import { EVENT_DEFINITIONS, eventDefinition } from "@printshop/shared/events";
 import { COSTS_READ } from "@printshop/shared/scopes";
 import { WEBHOOK_SECRET_OVERLAP_HOURS } from "@printshop/shared/limits";
 import { conflict, notFound } from "@printshop/shared/http";
@@ -57,7 +65,7 @@ export const SUBSCRIPTION_FIELDS = SUBSCRIPTIONS.fields(undefined, {
   active: { type: "boolean", column: ACTIVE },
 }) satisfies FieldTable<typeof WEBHOOK_SORT_FIELDS[number]>;
 
-const SUBSCRIPTION_LIST = listSpec(ListWebhooksQuery, {
+export const SUBSCRIPTION_LIST = listSpec(ListWebhooksQuery, {
   from: "subscriptions",
   select: COLUMNS,
   fields: SUBSCRIPTION_FIELDS,
@@ -65,7 +73,7 @@ const SUBSCRIPTION_LIST = listSpec(ListWebhooksQuery, {
 });
 
 /** The owner's own subscriptions, and nobody else's. */
-function ownedBy(sql: Queryable, owner: Owner) {
+export function ownedBy(sql: Queryable, owner: Owner): Fragment {
   return sql`organization_id = ${owner.organizationId}
     AND credential_kind = ${owner.credentialKind} AND credential_id = ${owner.credentialId}`;
 }
@@ -91,8 +99,9 @@ export async function findSubscription(
   owner: Owner,
   id: string,
 ): Promise<WebhookSubscription> {
-  const [row] = await sql<SubscriptionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions WHERE id = ${id} AND ${ownedBy(sql, owner)}`;
+  const [row] = await read(sql, (q) =>
+    q<SubscriptionRow[]>`
+      SELECT ${q.unsafe(COLUMNS)} FROM subscriptions WHERE id = ${id} AND ${ownedBy(q, owner)}`);
   if (!row) throw notFound("Webhook", id);
   return toSubscription(row);
 }
@@ -103,9 +112,10 @@ async function findByTarget(
   event: string,
   url: string,
 ): Promise<WebhookSubscription | null> {
-  const [row] = await sql<SubscriptionRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM subscriptions
-    WHERE ${ownedBy(sql, owner)} AND event_type = ${event} AND url = ${url}`;
+  const [row] = await read(sql, (q) =>
+    q<SubscriptionRow[]>`
+      SELECT ${q.unsafe(COLUMNS)} FROM subscriptions
+      WHERE ${ownedBy(q, owner)} AND event_type = ${event} AND url = ${url}`);
   return row ? toSubscription(row) : null;
 }
 
@@ -114,9 +124,27 @@ export type SubscribeResult =
   | { created: false; subscription: WebhookSubscription };
 
 /**
+ * Serialises, for the rest of the transaction, what changes a credential's rights here
+ * (revokeCredential, applyPartnerGrant) with the subscriptions the credential makes (subscribe):
+ * a subscription is made either before the change, which then reaches it, or after, and starts
+ * from what the change stored. Without it, each would miss the other's uncommitted row.
+ */
+async function lockCredential(tx: Queryable, owner: Owner): Promise<void> {
+  const credential = `${owner.organizationId}:${owner.credentialKind}:${owner.credentialId}`;
+  await tx`
+    SELECT pg_advisory_xact_lock(hashtext('webhooks.credential'), hashtext(${credential}))`;
+}
+
+/**
  * Subscribes, or finds the subscription this credential already has for the same event and URL
  * (then without its secret, which is never shown twice). Concurrent identical calls meet at the
  * unique index, and the loser answers with the winner's subscription.
+ *
+ * The gateway lets a credential through on what it knew a moment ago (its auth cache, a request
+ * in flight), so the call may come after this service stopped the credential: a revoked key, or a
+ * partner grant that no longer gives the event area's read scope or costs.read. The subscription
+ * then starts as its siblings were left (inactive; without cost fields), or it would deliver for
+ * good to a credential that lost the right to receive.
  */
 export async function subscribe(
   sql: Sql,
@@ -128,56 +156,77 @@ export async function subscribe(
   if (existing) return { created: false, subscription: existing };
   const secret = generateSigningSecret();
   const sealed = await box.seal(secret);
-  try {
-    const subscription = await transaction(sql, async (tx) => {
+  const readScope = eventDefinition(input.event)?.readScope ?? null;
+  for (;;) {
+    const result = await transaction(sql, async (tx): Promise<SubscribeResult | null> => {
+      await lockCredential(tx, owner);
+      const { organizationId, credentialKind, credentialId } = owner;
       const [row] = await tx<SubscriptionRow[]>`
         INSERT INTO subscriptions
-          (organization_id, credential_kind, credential_id, event_type, url, includes_costs)
-        VALUES (${owner.organizationId}, ${owner.credentialKind}, ${owner.credentialId},
-                ${input.event}, ${input.url}, ${input.includesCosts})
+          (organization_id, credential_kind, credential_id, event_type, url, includes_costs,
+           credential_revoked_at, scope_withdrawn_at)
+        SELECT ${organizationId}, ${credentialKind}, ${credentialId}, ${input.event}, ${input.url},
+          ${input.includesCosts} AND (g.scopes IS NULL OR ${COSTS_READ} = ANY(g.scopes)),
+          r.revoked_at,
+          CASE WHEN NOT (${readScope}::text = ANY(g.scopes)) THEN now() END
+        FROM (VALUES (1)) AS one (n)
+          LEFT JOIN revoked_credentials r ON r.organization_id = ${organizationId}
+            AND r.credential_kind = ${credentialKind} AND r.credential_id = ${credentialId}
+          LEFT JOIN partner_grant_versions g ON ${credentialKind}::text = 'partner'
+            AND g.organization_id = ${organizationId} AND g.app_id = ${credentialId}
+        ON CONFLICT (organization_id, credential_kind, credential_id, event_type, url) DO NOTHING
         RETURNING ${tx.unsafe(COLUMNS)}`;
+      if (!row) {
+        // Another call made it first. Null only when that one was deleted since: try again.
+        const winner = await findByTarget(tx, owner, input.event, input.url);
+        return winner ? { created: false, subscription: winner } : null;
+      }
       await tx`
-        INSERT INTO signing_secrets (subscription_id, sealed) VALUES (${row!.id}, ${sealed})`;
-      return toSubscription(row!);
+        INSERT INTO signing_secrets (organization_id, subscription_id, sealed)
+        VALUES (${organizationId}, ${row.id}, ${sealed})`;
+      return { created: true, subscription: { ...toSubscription(row), secret } };
     });
-    return { created: true, subscription: { ...subscription, secret } };
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    const winner = await findByTarget(sql, owner, input.event, input.url);
-    if (!winner) throw error;
-    return { created: false, subscription: winner };
+    if (result) return result;
   }
 }
 
 /**
  * Points a subscription at another URL. Its secrets and history stay, and deliveries still
  * queued go to the new URL. The owner may not end up with two subscriptions for one event and
- * URL (409 naming the other one).
+ * URL (409 naming the other one). Should the other one go (deleted, or pointed elsewhere) between
+ * the refusal and the look for it, the change is tried again rather than answered with the
+ * refusal's raw error.
  */
 export async function updateSubscriptionUrl(
-  sql: Queryable,
+  sql: Sql,
   owner: Owner,
   id: string,
   url: string,
 ): Promise<WebhookSubscription> {
-  try {
-    const [row] = await sql<SubscriptionRow[]>`
-      UPDATE subscriptions SET url = ${url}
-      WHERE id = ${id} AND ${ownedBy(sql, owner)}
-      RETURNING ${sql.unsafe(COLUMNS)}`;
-    if (!row) throw notFound("Webhook", id);
-    return toSubscription(row);
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    const [other] = await sql<{ id: string }[]>`
-      SELECT s.id FROM subscriptions s JOIN subscriptions mine ON mine.id = ${id}
-      WHERE s.organization_id = mine.organization_id AND s.credential_kind = mine.credential_kind
-        AND s.credential_id = mine.credential_id AND s.event_type = mine.event_type
-        AND s.url = ${url}`;
-    if (!other) throw error;
-    throw conflict(
-      `Webhook "${other.id}" already sends this event to that URL; delete one of the two`,
-    );
+  for (let attempt = 1;; attempt++) {
+    try {
+      const [row] = await oneStatement(sql, (tx) =>
+        tx<SubscriptionRow[]>`
+          UPDATE subscriptions SET url = ${url}
+          WHERE id = ${id} AND ${ownedBy(tx, owner)}
+          RETURNING ${tx.unsafe(COLUMNS)}`);
+      if (!row) throw notFound("Webhook", id);
+      return toSubscription(row);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const [other] = await read(sql, (q) =>
+        q<{ id: string }[]>`
+          SELECT s.id FROM subscriptions s JOIN subscriptions mine ON mine.id = ${id}
+          WHERE s.organization_id = mine.organization_id
+            AND s.credential_kind = mine.credential_kind AND s.credential_id = mine.credential_id
+            AND s.event_type = mine.event_type AND s.url = ${url} AND s.id <> mine.id`);
+      if (other) {
+        throw conflict(
+          `Webhook "${other.id}" already sends this event to that URL; delete one of the two`,
+        );
+      }
+      if (attempt >= 3) throw error;
+    }
   }
 }
 
@@ -185,9 +234,11 @@ export async function updateSubscriptionUrl(
  * Deletes a subscription with its secrets and deliveries. Unsubscribing twice is not an error:
  * the answer says whether there was one (a caller choosing between two successes).
  */
-export async function unsubscribe(sql: Queryable, owner: Owner, id: string): Promise<boolean> {
-  const rows = await sql`
-    DELETE FROM subscriptions WHERE id = ${id} AND ${ownedBy(sql, owner)} RETURNING id`;
+export async function unsubscribe(sql: Sql, owner: Owner, id: string): Promise<boolean> {
+  const rows = await oneStatement(
+    sql,
+    (tx) => tx`DELETE FROM subscriptions WHERE id = ${id} AND ${ownedBy(tx, owner)} RETURNING id`,
+  );
   return rows.length > 0;
 }
 
@@ -214,7 +265,9 @@ export async function rotateSecret(
       SET expires_at = now() + make_interval(hours => ${WEBHOOK_SECRET_OVERLAP_HOURS})
       WHERE subscription_id = ${id} AND expires_at IS NULL
       RETURNING expires_at`;
-    await tx`INSERT INTO signing_secrets (subscription_id, sealed) VALUES (${id}, ${sealed})`;
+    await tx`
+      INSERT INTO signing_secrets (organization_id, subscription_id, sealed)
+      VALUES (${owner.organizationId}, ${id}, ${sealed})`;
     await tx`
       DELETE FROM signing_secrets WHERE subscription_id = ${id} AND expires_at <= now()`;
     return {
@@ -231,34 +284,52 @@ export async function signingSecrets(
   box: SecretBox,
   subscriptionId: string,
 ): Promise<string[]> {
-  const rows = await sql<{ sealed: Uint8Array }[]>`
-    SELECT sealed FROM signing_secrets
-    WHERE subscription_id = ${subscriptionId} AND (expires_at IS NULL OR expires_at > now())
-    ORDER BY created_at DESC, id DESC`;
+  const rows = await read(sql, (q) =>
+    q<{ sealed: Uint8Array }[]>`
+      SELECT sealed FROM signing_secrets
+      WHERE subscription_id = ${subscriptionId} AND (expires_at IS NULL OR expires_at > now())
+      ORDER BY created_at DESC, id DESC`);
   return await Promise.all(rows.map((r) => box.open(new Uint8Array(r.sealed))));
 }
 
 /**
  * Stops a revoked tenant key's subscriptions; what was still queued for them fails. It takes the
- * lock `recordEvents` holds, so no delivery for the key can be queued between the two steps.
+ * lock `recordEvents` holds, so no delivery for the key can be queued between the two steps. The
+ * revocation is remembered, so a subscription the key makes afterwards starts inactive
+ * (subscribe).
  */
-export async function revokeCredential(sql: Sql, apiKeyId: string): Promise<number> {
-  return await transaction(sql, async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
-    const stopped = await tx<{ id: string }[]>`
-      UPDATE subscriptions SET credential_revoked_at = now()
-      WHERE credential_kind = 'tenant_key' AND credential_id = ${apiKeyId}
-        AND credential_revoked_at IS NULL
-      RETURNING id`;
-    if (stopped.length > 0) {
+export async function revokeCredential(
+  sql: Sql,
+  revoked: { organizationId: string; apiKeyId: string },
+): Promise<number> {
+  const { organizationId, apiKeyId } = revoked;
+  // The revocation names its organisation: the transaction is that organisation's work.
+  return await withOrganization(organizationId, () =>
+    transaction(sql, async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
+      await lockCredential(tx, {
+        organizationId,
+        credentialKind: "tenant_key",
+        credentialId: apiKeyId,
+      });
       await tx`
+      INSERT INTO revoked_credentials (organization_id, credential_kind, credential_id, revoked_at)
+      VALUES (${organizationId}, 'tenant_key', ${apiKeyId}, now())
+      ON CONFLICT DO NOTHING`;
+      const stopped = await tx<{ id: string }[]>`
+      UPDATE subscriptions SET credential_revoked_at = now()
+      WHERE organization_id = ${organizationId} AND credential_kind = 'tenant_key'
+        AND credential_id = ${apiKeyId} AND credential_revoked_at IS NULL
+      RETURNING id`;
+      if (stopped.length > 0) {
+        await tx`
         UPDATE deliveries
         SET status = 'failed', next_attempt_at = NULL, last_failure_reason = 'credential revoked'
         WHERE subscription_id = ANY(${stopped.map((s) => s.id)})
           AND status IN ('pending', 'retrying')`;
-    }
-    return stopped.length;
-  });
+      }
+      return stopped.length;
+    }));
 }
 
 /** A partner app's rights in one organisation, as `partner_grant.updated` carries them. */
@@ -303,45 +374,51 @@ export async function applyPartnerGrant(
   const reads = areas.map((a) => a.readScope);
   const scopes = [...update.scopes];
   const { organizationId, appId } = update;
-  return await transaction(sql, async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
-    const newest = await tx`
-      INSERT INTO partner_grant_versions AS v (organization_id, app_id, occurred_at, event_id)
-      VALUES (${organizationId}, ${appId}, ${update.occurredAt}, ${update.eventId})
+  // The grant names its organisation: the transaction is that organisation's work.
+  return await withOrganization(organizationId, () =>
+    transaction(sql, async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))`;
+      await lockCredential(tx, { organizationId, credentialKind: "partner", credentialId: appId });
+      // The scopes are kept for the subscriptions the app makes from now on (subscribe).
+      const newest = await tx`
+      INSERT INTO partner_grant_versions AS v
+        (organization_id, app_id, occurred_at, event_id, scopes)
+      VALUES (${organizationId}, ${appId}, ${update.occurredAt}, ${update.eventId}, ${scopes})
       ON CONFLICT (organization_id, app_id) DO UPDATE
-        SET occurred_at = excluded.occurred_at, event_id = excluded.event_id
+        SET occurred_at = excluded.occurred_at, event_id = excluded.event_id,
+            scopes = excluded.scopes
         WHERE (v.occurred_at, v.event_id) < (excluded.occurred_at, excluded.event_id)
       RETURNING event_id`;
-    if (newest.length === 0) {
-      return { applied: false, withdrawn: 0, resumed: 0, costsDropped: 0 };
-    }
-    // Each event area's read scope, from the catalogue.
-    const area = () =>
-      tx`SELECT * FROM unnest(${types}::text[], ${reads}::text[]) AS a(event_type, read_scope)`;
-    const withdrawn = await tx<{ id: string }[]>`
+      if (newest.length === 0) {
+        return { applied: false, withdrawn: 0, resumed: 0, costsDropped: 0 };
+      }
+      // Each event area's read scope, from the catalogue.
+      const area = () =>
+        tx`SELECT * FROM unnest(${types}::text[], ${reads}::text[]) AS a(event_type, read_scope)`;
+      const withdrawn = await tx<{ id: string }[]>`
       UPDATE subscriptions s SET scope_withdrawn_at = now()
       FROM (${area()}) a
       WHERE s.organization_id = ${organizationId} AND s.credential_kind = 'partner'
         AND s.credential_id = ${appId} AND a.event_type = s.event_type
         AND NOT (a.read_scope = ANY(${scopes}::text[])) AND s.scope_withdrawn_at IS NULL
       RETURNING s.id`;
-    if (withdrawn.length > 0) {
-      await tx`
+      if (withdrawn.length > 0) {
+        await tx`
         UPDATE deliveries d
         SET status = 'failed', next_attempt_at = NULL,
             last_failure_reason = 'scope withdrawn: ' || a.read_scope
         FROM subscriptions s JOIN (${area()}) a ON a.event_type = s.event_type
         WHERE d.subscription_id = s.id AND s.id = ANY(${withdrawn.map((w) => w.id)}::uuid[])
           AND d.status IN ('pending', 'retrying')`;
-    }
-    const resumed = await tx<{ id: string }[]>`
+      }
+      const resumed = await tx<{ id: string }[]>`
       UPDATE subscriptions s SET scope_withdrawn_at = NULL
       FROM (${area()}) a
       WHERE s.organization_id = ${organizationId} AND s.credential_kind = 'partner'
         AND s.credential_id = ${appId} AND a.event_type = s.event_type
         AND a.read_scope = ANY(${scopes}::text[]) AND s.scope_withdrawn_at IS NOT NULL
       RETURNING s.id`;
-    const costsDropped = scopes.includes(COSTS_READ) ? [] : await tx<{ id: string }[]>`
+      const costsDropped = scopes.includes(COSTS_READ) ? [] : await tx<{ id: string }[]>`
       -- Only ever switched off, never back on by a wider grant: leaving cost fields out is the
       -- safe direction, and a grant regaining costs.read does not say this subscriber should get
       -- them again. Deleting the subscription and subscribing again with costs.read restores them.
@@ -349,11 +426,11 @@ export async function applyPartnerGrant(
       WHERE organization_id = ${organizationId} AND credential_kind = 'partner'
         AND credential_id = ${appId} AND includes_costs
       RETURNING id`;
-    return {
-      applied: true,
-      withdrawn: withdrawn.length,
-      resumed: resumed.length,
-      costsDropped: costsDropped.length,
-    };
-  });
+      return {
+        applied: true,
+        withdrawn: withdrawn.length,
+        resumed: resumed.length,
+        costsDropped: costsDropped.length,
+      };
+    }));
 }

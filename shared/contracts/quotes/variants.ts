@@ -132,7 +132,11 @@ export const variantEvents = defineEvents("quotes", "quotes.read", {
     summary: "A size/colour variant was added to a line",
     data: QuoteVariant,
   },
-  "quote_variant.updated": { summary: "A variant changed", data: QuoteVariant },
+  "quote_variant.updated": {
+    summary: "A variant changed: written itself, or re-priced because a change of its line's " +
+      "quantity moved it to another band of its markup group",
+    data: QuoteVariant,
+  },
   "quote_variant.deleted": { summary: "A variant was removed", data: VariantDeleted },
 });
 
@@ -144,7 +148,8 @@ export const variantOperations = operations("Quote lines", {
     summary: "Add a size/colour variant or a custom cost (freight) to a line",
     body: CreateQuoteVariantBody,
     responses: { 201: QuoteVariant },
-    events: ["quote_variant.created"],
+    // The line's other `group` variants a new quantity re-bands are announced as updated.
+    events: ["quote_variant.created", "quote_variant.updated"],
   },
   updateQuoteVariant: {
     method: "PATCH",
@@ -161,6 +166,7 @@ export const variantOperations = operations("Quote lines", {
     scope: "quotes.write",
     summary: "Delete a variant",
     responses: { 200: Deleted },
-    events: ["quote_variant.deleted"],
+    // The line's other `group` variants a new quantity re-bands are announced as updated.
+    events: ["quote_variant.deleted", "quote_variant.updated"],
   },
 });

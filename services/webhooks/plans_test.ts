@@ -1,0 +1,182 @@
+/**
+ * The webhooks service's lists and its claim keep their indexes under the row-level policies. As
+ * the service runs them (the runtime role; a transaction that names the organisation, or the
+ * platform's for the claim), over tables where one organisation's rows are a twentieth of the
+ * whole, ANALYZEd: no statement reads subscriptions, deliveries or events whole.
+ */
+import assert from "node:assert/strict";
+import {
+  type Fragment,
+  platformTransaction,
+  type Queryable,
+  transaction,
+} from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
+import { listOrderSql, type ListSpec, rowConditions } from "@printshop/shared/db/pages";
+import { parseFiltersParam } from "@printshop/shared/filters";
+import { webhooksHarness } from "./test_fixtures.ts";
+import { ownedBy, type Owner, SUBSCRIPTION_LIST } from "./store/subscriptions.ts";
+import { claimStatement, DELIVERY_LIST } from "./store/deliveries.ts";
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, depth first. */
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/** Fails when the plan reads one of `tables` whole. */
+function assertIndexed(root: PlanNode, tables: readonly string[], what: string): void {
+  const whole = nodesOf(root).filter((n) =>
+    n["Node Type"] === "Seq Scan" && tables.includes(n["Relation Name"] ?? "")
+  );
+  assert.deepStrictEqual(whole, [], `${what} reads a table whole: ${JSON.stringify(root)}`);
+}
+
+/**
+ * The two statements offsetPage sends for a list (shared/db/pages.ts): the page and the count,
+ * with the list's conditions, order and a page of 50.
+ */
+function listStatements(
+  q: Queryable,
+  spec: ListSpec,
+  base: Fragment,
+  query:
+    & { search?: string; filters?: string; sortField?: string; sortDirection?: "asc" | "desc" }
+    & Record<string, unknown>,
+): Fragment[] {
+  const where = rowConditions(q, spec, base, {
+    named: query,
+    search: query.search,
+    filters: parseFiltersParam(query.filters),
+  });
+  return [
+    q`SELECT ${q.unsafe(spec.select)} FROM ${q.unsafe(spec.from)} WHERE ${where}
+      ORDER BY ${listOrderSql(q, spec, query)} LIMIT 50 OFFSET 0`,
+    q`SELECT count(*)::int AS count FROM ${q.unsafe(spec.from)} WHERE ${where}`,
+  ];
+}
+
+const SHOPS = 20;
+const SUBSCRIPTIONS_EACH = 400;
+const EVENTS_EACH = 1500;
+
+Deno.test("the webhook lists and the delivery claim use their indexes under the policies", async (t) => {
+  await using h = await webhooksHarness();
+  const shops = Array.from({ length: SHOPS }, () => crypto.randomUUID());
+  const org = shops[0]!;
+  const credential = crypto.randomUUID();
+  const owner: Owner = {
+    organizationId: org,
+    credentialKind: "tenant_key",
+    credentialId: credential,
+  };
+  // As the owner would load them (past the policies). Each shop: 400 subscriptions over 20 keys
+  // (the first shop's first key is the owner's), 1,500 events, one delivery each to one of the
+  // shop's first ten subscriptions, a twentieth of them due.
+  await h.sql`
+    INSERT INTO subscriptions
+      (organization_id, credential_kind, credential_id, event_type, url, includes_costs)
+    SELECT s.org, 'tenant_key',
+      CASE WHEN s.org = ${org} AND n % 20 = 0 THEN ${credential}::uuid
+        ELSE md5(s.org::text || (n % 20))::uuid END,
+      (ARRAY['quote.created', 'quote.updated'])[1 + n % 2], 'https://hooks.test/' || n, false
+    FROM unnest(${shops}::uuid[]) AS s (org), generate_series(1, ${SUBSCRIPTIONS_EACH}) AS n
+    ON CONFLICT DO NOTHING`;
+  await h.sql`
+    INSERT INTO events (id, organization_id, type, occurred_at, data)
+    SELECT gen_random_uuid(), s.org, 'quote.created', now() - n * interval '1 second', '{}'
+    FROM unnest(${shops}::uuid[]) AS s (org), generate_series(1, ${EVENTS_EACH}) AS n
+    ORDER BY n, s.org`;
+  await h.sql`
+    WITH firsts AS (
+      SELECT organization_id, id, row_number() OVER (PARTITION BY organization_id ORDER BY id) AS k
+      FROM subscriptions
+    ), numbered AS (
+      SELECT organization_id, id,
+        row_number() OVER (PARTITION BY organization_id ORDER BY seq) AS n
+      FROM events
+    )
+    INSERT INTO deliveries (organization_id, subscription_id, event_id, status, next_attempt_at)
+    SELECT e.organization_id, f.id, e.id,
+      CASE WHEN e.n % 20 = 0 THEN 'pending' ELSE 'succeeded' END,
+      CASE WHEN e.n % 20 = 0 THEN now() - interval '1 minute' END
+    FROM numbered e JOIN firsts f ON f.organization_id = e.organization_id AND f.k = 1 + e.n % 10`;
+  for (const table of ["subscriptions", "events", "deliveries"]) {
+    await h.sql.unsafe(`ANALYZE ${table}`);
+  }
+  const [mine] = await h.sql<{ id: string }[]>`
+    SELECT d.subscription_id AS id FROM deliveries d WHERE d.organization_id = ${org}
+    GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+
+  /** The plan of `statement` as the service would run it for the organisation. */
+  const plan = (statement: (q: Queryable) => Fragment, platform = false): Promise<PlanNode> => {
+    const explain = async (tx: Queryable): Promise<PlanNode> => {
+      const [row] = await tx<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
+        EXPLAIN (FORMAT JSON) ${statement(tx)}`;
+      return row!["QUERY PLAN"][0]!.Plan;
+    };
+    return platform
+      ? platformTransaction(h.deps.sql, explain)
+      : withOrganization(org, () => transaction(h.deps.sql, explain));
+  };
+
+  const subscriptionQueries: [string, Record<string, unknown>][] = [
+    ["the default order", {}],
+    ["by event", { event: "quote.created" }],
+    ["sorted by url", { sortField: "url", sortDirection: "desc" }],
+    [
+      "filtered",
+      {
+        filters: JSON.stringify([
+          { field: "url", op: "contains", value: "/1" },
+          { field: "active", op: "eq", value: true },
+        ]),
+      },
+    ],
+  ];
+  for (const [what, query] of subscriptionQueries) {
+    await t.step(`GET /v1/webhooks, ${what}`, async () => {
+      for (const index of [0, 1]) {
+        const root = await plan((q) =>
+          listStatements(q, SUBSCRIPTION_LIST, ownedBy(q, owner), query)[index]!
+        );
+        assertIndexed(root, ["subscriptions"], `subscriptions ${what}`);
+      }
+    });
+  }
+
+  const deliveryQueries: [string, Record<string, unknown>][] = [
+    ["the default order", {}],
+    ["by status", { filters: JSON.stringify([{ field: "status", op: "eq", value: "pending" }]) }],
+    ["sorted by event type", { sortField: "eventType" }],
+  ];
+  for (const [what, query] of deliveryQueries) {
+    await t.step(`GET /v1/webhooks/{id}/deliveries, ${what}`, async () => {
+      for (const index of [0, 1]) {
+        const root = await plan((q) =>
+          listStatements(q, DELIVERY_LIST, q`d.subscription_id = ${mine!.id}`, query)[index]!
+        );
+        assertIndexed(root, ["deliveries", "events"], `deliveries ${what}`);
+      }
+    });
+  }
+
+  await t.step("GET /v1/event-log", async () => {
+    const root = await plan((q) =>
+      q`SELECT id, type, occurred_at, aggregate_id, data FROM events
+        WHERE organization_id = ${org} AND seq > 100 AND type = ANY(${["quote.created"]})
+        ORDER BY seq LIMIT 51`
+    );
+    assertIndexed(root, ["events"], "the event log");
+  });
+
+  await t.step("the delivery claim, as the platform", async () => {
+    const root = await plan((q) => claimStatement(q, 32, 60_000) as unknown as Fragment, true);
+    assertIndexed(root, ["deliveries", "subscriptions", "events"], "the claim");
+  });
+});
