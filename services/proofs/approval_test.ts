@@ -29,7 +29,7 @@ import { ALL_SCOPES } from "@printshop/shared/scopes";
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { shownDigest } from "./domain/evidence.ts";
-import { createProof, historyOf } from "./test_fixtures.ts";
+import { createProof, historyOf, whileHeld } from "./test_fixtures.ts";
 
 type H = ServiceHarness<Config>;
 const PAGE = approvalPages.approvalPage;
@@ -292,20 +292,18 @@ Deno.test("approval page: refused posts re-show the form and record nothing", as
   });
 
   await t.step(
-    "the proof changed after the page showed it: 409, the new content shown",
+    "a digest other than what the proof shows (an old or altered form): 409, the page again",
     async () => {
-      const item = p.items[0]!;
-      await okAs(h, "PATCH", `/v1/proof-item-links/${item.id}`, org, {
-        sizes: [{ size: "S", quantity: 10 }, { size: "M", quantity: 60 }],
-      });
+      // What a sent revision shows cannot change any more (evidence_test.ts); the digest still
+      // binds the decision to the content the form was rendered with.
       const stale = await visit(h, token, {
         method: "POST",
         cookie,
-        form: { ...form, decision: "approve", signerName: "Sam" },
+        form: { ...form, digest: "0".repeat(64), decision: "approve", signerName: "Sam" },
       });
       assertEquals(stale.status, 409);
       assert(stale.html.includes("changed after the page showed it"), stale.html);
-      assert(stale.html.includes("M&nbsp;×&nbsp;60"), "the page shows what is now there");
+      assert(stale.html.includes(`value="${form.digest}"`), "the form carries the real digest");
     },
   );
 
@@ -388,4 +386,45 @@ Deno.test("send: without proofs.approve, links are not shown and go to the recip
   });
   assertEquals(approver.status, 200);
   assert(approver.body.data.links[0]!.url, "the approver sees the link");
+});
+
+Deno.test("approval page: a decision posted while the proof is deleted says it was withdrawn", async () => {
+  await using h = await serviceHarness(proofsService);
+  const org = crypto.randomUUID();
+  const p = await proof(h, org);
+  const token = await send(h, org, p);
+  const { cookie, form } = formOf(await visit(h, token));
+  const posted = await whileHeld(
+    h,
+    (tx) => tx`DELETE FROM proofs WHERE id = ${p.id}`,
+    () =>
+      visit(h, token, {
+        method: "POST",
+        cookie,
+        form: { ...form, decision: "approve", signerName: "Sam Nguyen" },
+      }),
+  );
+  assertEquals(posted.status, 410, posted.html);
+  assert(posted.html.includes("withdrew this proof"), posted.html);
+});
+
+Deno.test("approval page: opened while a new revision is opened, the link is superseded and shows no draft", async () => {
+  await using h = await serviceHarness(proofsService);
+  const org = crypto.randomUUID();
+  const p = await proof(h, org);
+  const token = await send(h, org, p);
+  const draft = "https://files.example.com/unsent-draft.png";
+  const page = await whileHeld(
+    h,
+    async (tx) => {
+      await tx`
+        INSERT INTO proof_revisions (id, organization_id, proof_id, number, image_urls)
+        VALUES (${crypto.randomUUID()}, ${org}, ${p.id}, 2, ${[draft]})`;
+      await tx`UPDATE proofs SET current_revision = 2, status = 'draft' WHERE id = ${p.id}`;
+    },
+    () => visit(h, token),
+  );
+  assertEquals(page.status, 410, page.html);
+  assert(page.html.includes("newer version"), page.html);
+  assert(!page.html.includes(draft), "nothing of the unsent revision is shown");
 });

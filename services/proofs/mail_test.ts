@@ -25,6 +25,7 @@ import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { createProof, historyOf } from "./test_fixtures.ts";
 import { startMailWorker } from "./mail_worker.ts";
+import { claimDueMail, markMailSent, recordMailFailure } from "./store/mail.ts";
 
 type H = ServiceHarness<Config>;
 
@@ -229,4 +230,29 @@ Deno.test("sendProof without SMTP_URL: the message waits in the local outbox for
   // A tenant's context, whatever its scopes, cannot read the platform's outbox.
   const tenant = await callAs(h, "GET", "/internal/mail", org, undefined, ALL_SCOPES);
   assertEquals(tenant.status, 401);
+});
+
+Deno.test("mail worker: an outcome for a claim another worker has since settled changes nothing", async () => {
+  // SMTP_URL set and no worker running: the message waits, and the test claims it by hand.
+  const smtpUrl = "smtp://127.0.0.1:9";
+  await using h: H = await serviceHarness(proofsService, { config: { SMTP_URL: smtpUrl } });
+  const org = crypto.randomUUID();
+  const p = await proof(h, org);
+  await okAs(h, "POST", `/v1/proofs/${p.id}/send`, org, {});
+  // A worker's lease runs out mid-attempt (a lease of 0 ms here); another claims the message
+  // and the server accepts it.
+  const [slow] = await claimDueMail(h.sql, 1, 0);
+  const [fast] = await claimDueMail(h.sql, 1, 60_000);
+  assert(slow && fast && slow.id === fast.id, "the message claimed twice");
+  await markMailSent(h.sql, fast);
+  // The first worker's attempt then times out: its failure is out of date.
+  await recordMailFailure(h.sql, slow, "Connection timeout", 5_000);
+  // Both attempts reach the server: the message is delivered once.
+  await markMailSent(h.sql, slow);
+
+  const [row] = await h.sql<{ status: string; attempts: number; last_error: string | null }[]>`
+    SELECT status, attempts, last_error FROM mail_messages`;
+  assertEquals([row!.status, row!.attempts, row!.last_error], ["sent", 1, null]);
+  const entries = (await historyOf(h, org, p.id)).revisions[0]!.entries;
+  assertEquals(entries.map((e) => e.kind), ["sent"], "no failure of a delivered message");
 });

@@ -102,7 +102,7 @@ export async function startMailWorker(
         text: mail.text_body,
         html: mail.html_body,
       });
-      await markMailSent(deps.sql, mail.id);
+      await markMailSent(deps.sql, mail);
     } catch (error) {
       const text = errorText(error, secrets);
       const retryIn = delays[mail.attempts] ?? null;

@@ -18,7 +18,9 @@ import {
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { recordProofSent, recordProofViewed } from "./store/history.ts";
-import { canonicalJson } from "./domain/evidence.ts";
+import { canonicalJson, shownDigest } from "./domain/evidence.ts";
+import { findProof } from "./store/proof_reads.ts";
+import { currentShowing } from "./store/revisions.ts";
 
 type H = ServiceHarness<Config>;
 const call = callAs;
@@ -381,18 +383,10 @@ Deno.test("client-decision: the digest follows exactly what the revision shows",
     mockIds: [front.id],
     items: [{ description: "Tee", sizes: [{ size: "M", quantity: 40 }] }],
   });
-  const digest = async (): Promise<string> => {
-    const result = await ok<ClientDecisionResult>(
-      h,
-      "POST",
-      `/v1/proofs/${created.id}/client-decision`,
-      org,
-      { decision: "request_changes", comment: "Again", signerName: "Sam" },
-    );
-    // Undecided again, so the same revision can take another decision.
-    await ok(h, "POST", `/v1/proofs/${created.id}/status`, org, { status: "sent" });
-    return result.entry.decision!.digest;
-  };
+  // Taken as a decision takes it; the draft is still the shop's to change (evidence_test.ts:
+  // once decided, sent or approved, it is not).
+  const digest = async (): Promise<string> =>
+    shownDigest(await currentShowing(h.sql, await findProof(h.sql, org, created.id)));
   const first = await digest();
   assertEquals(await digest(), first, "nothing shown changed: the same digest");
   await ok(h, "PATCH", `/v1/proof-item-links/${created.items[0]!.id}`, org, {
@@ -405,7 +399,16 @@ Deno.test("client-decision: the digest follows exactly what the revision shows",
   assert(reimaged !== requantified, "a mock's image changed");
   await ok(h, "PATCH", `/v1/proofs/${created.id}`, org, { title: "Renamed" });
   // The title heads what the customer reads (the page's heading), so it is part of it too.
-  assert(await digest() !== reimaged, "the title changed");
+  const retitled = await digest();
+  assert(retitled !== reimaged, "the title changed");
+  const decided = await ok<ClientDecisionResult>(
+    h,
+    "POST",
+    `/v1/proofs/${created.id}/client-decision`,
+    org,
+    { decision: "request_changes", comment: "Again", signerName: "Sam" },
+  );
+  assertEquals(decided.entry.decision!.digest, retitled, "the decision's is the same digest");
 });
 
 Deno.test("history: sends, views, decisions and manual changes per revision, in time order", async () => {

@@ -58,3 +58,57 @@ export function shownContent(showing: RevisionShowing): ShownContent {
     })),
   };
 }
+
+/**
+ * What fixes a revision's content: once it was sent (the customer may have seen it), decided on
+ * (a digest was taken of it) or approved (a decision, or the status set by hand), what it shows
+ * stays as it is, so that what the customer saw and what a decision's digest covers are what the
+ * proof and its mocks still show. A change is then a new revision.
+ */
+export interface RevisionFixity {
+  proofId: string;
+  revision: number;
+  sent: boolean;
+  decided: boolean;
+  /** The proof is `approved` at this revision, or was (its history records the move). */
+  approved: boolean;
+}
+
+/** Why the revision's content is fixed, as the end of a sentence; null while it may change. */
+export function fixedBecause(fixity: RevisionFixity): string | null {
+  if (fixity.decided) return "holds a customer's decision";
+  if (fixity.sent) return "was sent to the customer";
+  if (fixity.approved) return "was approved";
+  return null;
+}
+
+/**
+ * The 409 for changing `what` (the title, the items) of a proof whose current revision is
+ * fixed; null when it is not.
+ */
+export function shownChangeRefusal(fixity: RevisionFixity, what: string): string | null {
+  const because = fixedBecause(fixity);
+  if (because === null) return null;
+  return `Revision ${fixity.revision} of proof "${fixity.proofId}" ${because}, so what it ` +
+    `shows (title, notes, images, items and their sizes) stays as it is; open a new revision ` +
+    `(POST /v1/proofs/${fixity.proofId}/revise) to change ${what}`;
+}
+
+/**
+ * The 409 for changing the images of mock `mockId`, shown by the revisions `showing`; null
+ * when none of them is fixed. The mock's other fields are not shown, so they change freely.
+ */
+export function mockImagesRefusal(
+  mockId: string,
+  showing: readonly RevisionFixity[],
+): string | null {
+  const fixed = showing.filter((fixity) => fixedBecause(fixity) !== null);
+  const first = fixed[0];
+  if (first === undefined) return null;
+  const others = fixed.length - 1;
+  const more = others === 0 ? "" : ` (and ${others} more revision${others === 1 ? "" : "s"})`;
+  return `Mock "${mockId}" is shown by revision ${first.revision} of proof "${first.proofId}", ` +
+    `which ${fixedBecause(first)}${more}; a revision keeps showing what it showed, so the ` +
+    `mock's images cannot change. Create a new mock with the new images and open a new ` +
+    `revision with it`;
+}

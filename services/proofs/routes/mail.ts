@@ -12,6 +12,7 @@ import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
 import { type Delivery, type LinkSettings, listOutbox, sendProofs } from "../store/mail.ts";
 import { approvalLinkKey } from "../domain/approval_token.ts";
+import { mayAimLinks } from "../domain/deciding_links.ts";
 
 /**
  * The links of a send from the signed context: the gateway names the shop and its own public
@@ -28,7 +29,7 @@ function linkSettings(key: LinkSettings["key"], auth: InternalContext): LinkSett
     key,
     publicUrl: auth.publicUrl,
     shopName: auth.organizationName,
-    mayApprove: auth.scopes.includes("proofs.approve"),
+    mayApprove: mayAimLinks(auth.scopes),
   };
 }
 

@@ -13,15 +13,18 @@ import { findProof } from "../store/proof_reads.ts";
 import { reviseProof } from "../store/revisions.ts";
 import { proofHistory } from "../store/history.ts";
 import { recordClientDecision } from "../store/decisions.ts";
+import { mayAimLinks } from "../domain/deciding_links.ts";
 
 /** `/v1/proofs`: proofs, their revisions, history, direct status and client decisions. */
 export function proofRoutes(
   { sql, config }: ServiceDeps<Config>,
 ): Handlers<typeof proofOperations> {
   return {
-    createProof: async ({ body, organizationId }) => ({
+    createProof: async ({ body, organizationId, auth }) => ({
       status: 201,
-      data: await createProof(sql, organizationId, body),
+      data: await createProof(sql, organizationId, body, {
+        confirmsRecipient: mayAimLinks(auth.scopes),
+      }),
       message: "Proof created",
     }),
     listProofs: async ({ query, organizationId }) => ({
@@ -30,8 +33,10 @@ export function proofRoutes(
     getProof: async ({ params, organizationId }) => ({
       data: await findProof(sql, organizationId, params.proofId),
     }),
-    updateProof: async ({ params, body, organizationId }) => ({
-      data: await updateProof(sql, organizationId, params.proofId, body),
+    updateProof: async ({ params, body, organizationId, auth }) => ({
+      data: await updateProof(sql, organizationId, params.proofId, body, {
+        confirmsRecipient: mayAimLinks(auth.scopes),
+      }),
       message: "Proof updated",
     }),
     deleteProof: async ({ params, organizationId }) => {

@@ -4,7 +4,13 @@
  * what it shows, and a view recorded on its first opening) and decides through it
  * (`decideThroughLink`: the decision exactly as the API records it, with the page's evidence).
  */
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  platformRead,
+  type Queryable,
+  type Sql,
+  transaction,
+  withOrganization,
+} from "@printshop/shared/db";
 import type { ClientDecisionBody } from "@printshop/shared/contracts/proofs";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { shownDigest } from "../domain/evidence.ts";
@@ -12,7 +18,7 @@ import { type ApprovalPageData, type LinkState, linkState } from "../domain/appr
 import { currentRevisionOf, findProof } from "./proof_reads.ts";
 import { currentShowing } from "./revisions.ts";
 import { latestDecision, recordProofViewed } from "./history.ts";
-import { recordClientDecision } from "./decisions.ts";
+import { assertDecision, decide } from "./decisions.ts";
 
 const LINKS = defineTable({
   name: "approval_links",
@@ -76,19 +82,52 @@ export type ApprovalPage =
   | { state: Exclude<LinkState, "open">; shopName: string | null };
 
 /**
- * The link with `id`, whatever its organisation: its id is the capability the customer holds
- * (signed in their token), and the link names its organisation.
+ * Runs `fn` as work for the organisation of link `id`, in a transaction that holds the link
+ * (locked), or answers `unknown()` when there is no such link. A visitor's request names no
+ * organisation: the link's id is the capability the customer holds (signed in their token), and
+ * the link names its organisation. So the link is first found by id alone, past the policies
+ * (platformRead: the one look-up of the page that is across organisations, and it reads only
+ * the organisation); everything after runs for that organisation, under its policy.
  */
-async function linkById(tx: Queryable, id: string, lock: boolean): Promise<LinkRow | null> {
-  const [row] = await tx<LinkRow[]>`
-    SELECT ${tx.unsafe(LINKS.select)} FROM approval_links
-    WHERE id = ${id} ${lock ? tx`FOR UPDATE` : tx``}`;
-  return row ?? null;
+async function inLinksOrganization<T>(
+  sql: Sql,
+  id: string,
+  unknown: () => T,
+  fn: (tx: Queryable, link: LinkRow) => Promise<T>,
+): Promise<T> {
+  const [found] = await platformRead(
+    sql,
+    (q) =>
+      q<{ organization_id: string }[]>`SELECT organization_id FROM approval_links WHERE id = ${id}`,
+  );
+  if (!found) return unknown();
+  return await withOrganization(found.organization_id, () =>
+    transaction(sql, async (tx) => {
+      const [link] = await tx<LinkRow[]>`
+        SELECT ${tx.unsafe(LINKS.select)} FROM approval_links
+        WHERE organization_id = ${found.organization_id} AND id = ${id} FOR UPDATE`;
+      // Links are never deleted; kept as a guard all the same.
+      return link ? await fn(tx, link) : unknown();
+    }));
 }
 
-/** The link's state at `now`: its expiry and its proof's current revision decide it. */
-async function stateOf(tx: Queryable, link: LinkRow, now: Date): Promise<LinkState> {
-  return linkState(link, await currentRevisionOf(tx, link.organization_id, link.proof_id), now);
+/**
+ * The link's state at `now`: its expiry and its proof's current revision decide it. The proof is
+ * locked first (`share` to read it, `update` to record on it), so a revision or deletion in
+ * flight is waited for and then seen: the state stays as decided here until commit, and a page
+ * never shows a revision its link was not sent for (nor a decision goes to a deleted proof).
+ */
+async function stateOf(
+  tx: Queryable,
+  link: LinkRow,
+  now: Date,
+  lock: "share" | "update",
+): Promise<LinkState> {
+  return linkState(
+    link,
+    await currentRevisionOf(tx, link.organization_id, link.proof_id, lock),
+    now,
+  );
 }
 
 async function pageData(tx: Queryable, link: LinkRow): Promise<ApprovalPageData> {
@@ -118,12 +157,11 @@ export async function openApprovalLink(
   options: { recordView: boolean; now?: Date },
 ): Promise<ApprovalPage | null> {
   const now = options.now ?? new Date();
-  return await transaction(sql, async (tx) => {
-    const link = await linkById(tx, linkId, true);
-    if (!link) return null;
-    const state = await stateOf(tx, link, now);
+  return await inLinksOrganization(sql, linkId, () => null, async (tx, link) => {
+    const recordsView = link.first_viewed_at === null && options.recordView;
+    const state = await stateOf(tx, link, now, recordsView ? "update" : "share");
     if (state !== "open") return { state, shopName: link.shop_name };
-    if (link.first_viewed_at === null && options.recordView) {
+    if (recordsView) {
       await tx`UPDATE approval_links SET first_viewed_at = ${now} WHERE id = ${link.id}`;
       await recordProofViewed(tx, link.organization_id, link.proof_id, {
         revision: link.revision,
@@ -140,6 +178,11 @@ export type PageDecision = Pick<ClientDecisionBody, "decision" | "comment" | "si
   digest: string;
 };
 
+/** What a decision through a link came to: recorded, or the link's state, which is why not. */
+export type LinkOutcome =
+  | { state: Exclude<LinkState, "open">; shopName: string | null }
+  | { state: "decided" };
+
 /**
  * Records the customer's decision through a link, exactly as `client-decision` does, with the
  * link's revision and recipient, the visitor, and the digest the page showed (a proof that
@@ -152,23 +195,27 @@ export async function decideThroughLink(
   decision: PageDecision,
   visitor: Visitor,
   now: Date = new Date(),
-): Promise<{ state: Exclude<LinkState, "open">; shopName: string | null } | { state: "decided" }> {
-  const link = await linkById(sql, linkId, false);
-  if (!link) return { state: "unknown", shopName: null };
-  const state = await stateOf(sql, link, now);
-  if (state !== "open") return { state, shopName: link.shop_name };
-  // Superseded or decided meanwhile, or changed since it was shown: a 409 the page explains.
-  await recordClientDecision(sql, link.organization_id, link.proof_id, {
-    decision: decision.decision,
-    comment: decision.comment,
-    signerName: decision.signerName,
-    signerEmail: link.sent_to,
-    revision: link.revision,
-  }, {
-    channel: "page",
-    ipAddress: visitor.address,
-    userAgent: visitor.userAgent,
-    digest: decision.digest,
+): Promise<LinkOutcome> {
+  const unknown = (): LinkOutcome => ({ state: "unknown", shopName: null });
+  // The link, then its proof, as an opening takes them: the state read is the state decided on
+  // (a proof deleted or revised meanwhile is waited for, then said so), in one transaction.
+  return await inLinksOrganization<LinkOutcome>(sql, linkId, unknown, async (tx, link) => {
+    const state = await stateOf(tx, link, now, "update");
+    if (state !== "open") return { state, shopName: link.shop_name };
+    assertDecision(decision);
+    // Decided meanwhile, or changed since it was shown: a 409 the page explains.
+    await decide(tx, link.organization_id, link.proof_id, {
+      decision: decision.decision,
+      comment: decision.comment,
+      signerName: decision.signerName,
+      signerEmail: link.sent_to,
+      revision: link.revision,
+    }, {
+      channel: "page",
+      ipAddress: visitor.address,
+      userAgent: visitor.userAgent,
+      digest: decision.digest,
+    });
+    return { state: "decided" };
   });
-  return { state: "decided" };
 }

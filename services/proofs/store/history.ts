@@ -3,7 +3,7 @@
  * in time order. An entry that may move the status is written with the move (`recordStep`), in
  * the transaction that makes it; entries are never changed.
  */
-import type { Queryable } from "@printshop/shared/db";
+import { type Queryable, read } from "@printshop/shared/db";
 import { CREDENTIAL_KINDS } from "@printshop/shared/contracts";
 import {
   CLIENT_DECISIONS,
@@ -25,7 +25,7 @@ import { writeEvent } from "@printshop/shared/outbox";
 import { type ProofRow, PROOFS } from "./proof_rows.ts";
 import { findProof } from "./proof_reads.ts";
 import { applyStatus, moved } from "./proof_changes.ts";
-import { revisionId, revisionsOf } from "./revisions.ts";
+import { lockShownMocks, revisionId, revisionsOf } from "./revisions.ts";
 
 const HISTORY = defineTable({
   name: "proof_history",
@@ -125,6 +125,11 @@ export async function recordStep(
   row: ProofRow,
   step: Step,
 ): Promise<{ proof: Proof; entry: ProofHistoryEntry }> {
+  // A send, a decision or an approval fixes what the revision shows: its mocks are held from
+  // here to commit, so a change to their images waits and then finds it fixed.
+  if (step.kind === "sent" || step.kind === "decision" || step.to === "approved") {
+    await lockShownMocks(tx, step.revisionId);
+  }
   const moves = step.to !== row.status;
   const id = uuidv7();
   const entry: Record<string, unknown> = {
@@ -231,14 +236,21 @@ export async function proofHistory(
   organizationId: string,
   id: string,
 ): Promise<ProofHistory> {
-  const proof = await findProof(sql, organizationId, id);
-  const [revisions, rows] = await Promise.all([
-    revisionsOf(sql, id),
-    sql<EntryRow[]>`
-      SELECT ${sql.unsafe(ENTRY_SELECT)} FROM proof_history h
-      JOIN proof_revisions r ON r.id = h.revision_id
-      WHERE h.proof_id = ${id} ORDER BY h.occurred_at, h.id`,
-  ]);
+  // One read for the organisation: the proof (404 when it has none), then its revisions and
+  // entries behind it on the same connection.
+  const [proof, revisions, rows] = await read(sql, async (q) => {
+    const proof = await findProof(q, organizationId, id);
+    return [
+      proof,
+      ...await Promise.all([
+        revisionsOf(q, id),
+        q<EntryRow[]>`
+          SELECT ${q.unsafe(ENTRY_SELECT)} FROM proof_history h
+          JOIN proof_revisions r ON r.id = h.revision_id
+          WHERE h.proof_id = ${id} ORDER BY h.occurred_at, h.id`,
+      ]),
+    ] as const;
+  });
   const entries = rows.map(toEntry);
   return {
     proof,

@@ -2,6 +2,9 @@
  * A proof's items: links to quote lines with their quantities per size, each addressed by its
  * own id. A change to an item is a change to its proof (`proof.updated` with the whole proof);
  * confirming a size split has its own event, carrying the split. Every change locks the proof.
+ * The items are part of what the current revision shows: once it is fixed (sent, decided,
+ * approved), adding, changing or removing one is 409 until a new revision; a size split is not
+ * shown to the customer and goes on.
  */
 import { jsonParam, type Queryable, type Sql, transaction } from "@printshop/shared/db";
 import {
@@ -18,7 +21,9 @@ import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
 import { sizeProblems } from "../domain/rules.ts";
-import { type ItemRow, ITEMS, PROOFS } from "./proof_rows.ts";
+import { canonicalJson } from "../domain/evidence.ts";
+import { type ItemRow, ITEMS, type ProofRow, PROOFS } from "./proof_rows.ts";
+import { assertShownMayChange } from "./revisions.ts";
 import { touchProof } from "./proof_changes.ts";
 
 /** Checks an item's sizes (400 naming `<path>.N.size`). */
@@ -54,12 +59,19 @@ async function lockItem(
   tx: Queryable,
   organizationId: string,
   id: string,
-): Promise<ItemRow> {
+): Promise<{ item: ItemRow; proof: ProofRow }> {
   const link = await ITEMS.get(tx, organizationId, id);
   // The proof first, as every change to it does, so changes to one proof run one at a time.
-  await PROOFS.lock(tx, organizationId, link.proof_id);
+  const proof = await PROOFS.lock(tx, organizationId, link.proof_id);
   // Deleted between the two reads: as missing (404) as it would have been a moment later.
-  return await ITEMS.lock(tx, organizationId, id);
+  return { item: await ITEMS.lock(tx, organizationId, id), proof };
+}
+
+/** Whether `input` changes anything the customer is shown of `item`. */
+function changesShown(item: ItemRow, input: UpdateProofItemLinkBody): boolean {
+  return (input.description !== undefined && input.description !== item.description) ||
+    (input.quoteLineId !== undefined && input.quoteLineId !== item.quote_line_id) ||
+    (input.sizes !== undefined && canonicalJson(input.sizes) !== canonicalJson(item.sizes));
 }
 
 export async function createItemLink(
@@ -69,8 +81,9 @@ export async function createItemLink(
   input: CreateProofItemLinkBody,
 ): Promise<ProofItemLink> {
   return await transaction(sql, async (tx) => {
-    await PROOFS.lock(tx, organizationId, proofId);
+    const proof = await PROOFS.lock(tx, organizationId, proofId);
     assertSizes(input.sizes, "sizes");
+    await assertShownMayChange(tx, proof, "its items");
     const [held] = await tx<{ count: number }[]>`
       SELECT count(*)::int AS count FROM proof_item_links WHERE proof_id = ${proofId}`;
     if (held!.count >= PROOF_ITEMS_MAX) {
@@ -92,8 +105,9 @@ export async function updateItemLink(
   input: UpdateProofItemLinkBody,
 ): Promise<ProofItemLink> {
   return await transaction(sql, async (tx) => {
-    const current = await lockItem(tx, organizationId, id);
+    const { item: current, proof } = await lockItem(tx, organizationId, id);
     assertSizes(input.sizes, "sizes");
+    if (changesShown(current, input)) await assertShownMayChange(tx, proof, "its items");
     const changes = changedColumns(input, ["sizes"]);
     if (input.sizes !== undefined) {
       changes.sizes = jsonParam(tx, input.sizes);
@@ -119,7 +133,8 @@ export async function deleteItemLink(
   id: string,
 ): Promise<{ id: string; proofId: string }> {
   return await transaction(sql, async (tx) => {
-    const current = await lockItem(tx, organizationId, id);
+    const { item: current, proof } = await lockItem(tx, organizationId, id);
+    await assertShownMayChange(tx, proof, "its items");
     await tx`DELETE FROM proof_item_links WHERE id = ${id}`;
     await touchProof(tx, organizationId, current.proof_id);
     return { id, proofId: current.proof_id };

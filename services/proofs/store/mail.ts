@@ -3,7 +3,13 @@
  * as sent, so a message exists exactly when its `sent` entries do; the mail worker
  * (`../mail_worker.ts`) then claims due messages and records each attempt's outcome.
  */
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import {
+  platformRead,
+  platformTransaction,
+  type Sql,
+  transaction,
+  withOrganization,
+} from "@printshop/shared/db";
 import {
   APPROVAL_LINK_DAYS,
   MAIL_STATUSES,
@@ -13,7 +19,7 @@ import {
   type SendProofsBody,
 } from "@printshop/shared/contracts/proofs";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { ApiError, type ErrorDetail, invalid } from "@printshop/shared/http";
+import { ApiError, type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
@@ -21,7 +27,10 @@ import { composeMail } from "../domain/mail_message.ts";
 import { linkExpiry } from "../domain/approval_link.ts";
 import { type LinkKey, linkToken } from "@printshop/shared/link-token";
 import { approvalUrl } from "../domain/approval_token.ts";
-import { proofRecipients } from "./proof_reads.ts";
+import { confirmedBySend, sendRefusal, type SendTarget } from "../domain/deciding_links.ts";
+import { lockSendTargets } from "./proof_reads.ts";
+import { PROOFS } from "./proof_rows.ts";
+import { confirmRecipients } from "./proofs.ts";
 import { recordProofSent, recordSendFailures } from "./history.ts";
 import { insertApprovalLinks, type NewApprovalLink } from "./approval_links.ts";
 
@@ -57,14 +66,9 @@ export type Delivery = ProofSendResult["delivery"];
 
 /**
  * Refuses (400, naming each `proofIds.N`) a proof named twice or one the organisation does not
- * have: an unknown id and another organisation's look the same.
+ * have (not among `found`): an unknown id and another organisation's look the same.
  */
-async function assertProofIds(
-  sql: Queryable,
-  organizationId: string,
-  proofIds: readonly string[],
-): Promise<void> {
-  const found = await proofRecipients(sql, organizationId, proofIds);
+function assertProofIds(proofIds: readonly string[], found: readonly SendTarget[]): void {
   const known = new Set(found.map((r) => r.id));
   const seen = new Set<string>();
   const problems: ErrorDetail[] = [];
@@ -94,8 +98,9 @@ export interface LinkSettings {
   shopName: string;
   /**
    * Whether the caller holds `proofs.approve`. A link decides its proof, so only such a caller
-   * sees the links' URLs in the answer, and only such a caller may send them anywhere but to
-   * each proof's own recipient.
+   * sees the links' URLs in the answer and chooses where they go: it sends anywhere, and a send
+   * of it to a proof's recipient confirms that recipient; any other caller sends only to each
+   * proof's confirmed recipient (domain/deciding_links.ts).
    */
   mayApprove: boolean;
 }
@@ -113,12 +118,15 @@ export async function sendProofs(
   input: SendProofsBody,
   options: { caller: Caller; delivery: Delivery; many: boolean; links: LinkSettings },
 ): Promise<ProofSendResult> {
-  if (options.many) await assertProofIds(sql, organizationId, input.proofIds);
   return await transaction(sql, async (tx) => {
-    // Locked in id order, so two sends of overlapping proofs cannot deadlock.
+    // Every check below reads rows locked first: a recipient changed while this send runs is
+    // waited for, so the address checked is the address the message goes to and the history
+    // records.
     const sorted = [...input.proofIds].sort();
-    const recipients = await proofRecipients(tx, organizationId, sorted);
-    const emails = [...new Set(recipients.map((r) => r.recipientEmail))];
+    const targets = await lockSendTargets(tx, organizationId, sorted);
+    if (options.many) assertProofIds(input.proofIds, targets);
+    else if (targets.length === 0) throw notFound(PROOFS.noun, input.proofIds[0]!);
+    const emails = [...new Set(targets.map((r) => r.recipientEmail))];
     if (input.to === undefined && emails.length > 1) {
       throw invalid("send", [{
         path: "to",
@@ -127,21 +135,19 @@ export async function sendProofs(
         }); give "to" to send them in one message`,
       }]);
     }
-    const to = input.to ?? emails[0];
-    const elsewhere = emails.some((email) => email.toLowerCase() !== to!.toLowerCase());
-    if (elsewhere && !options.links.mayApprove) {
-      throw new ApiError(
-        "insufficient_scope",
-        `Sending to an address other than the proof's recipient needs scope "proofs.approve": ` +
-          "the message carries approval links, and a link decides its proof",
-      );
+    const to = input.to ?? emails[0]!;
+    if (options.links.mayApprove) {
+      await confirmRecipients(tx, confirmedBySend(targets, to));
+    } else {
+      const refusal = sendRefusal(targets, to);
+      if (refusal !== null) throw new ApiError("insufficient_scope", refusal);
     }
     const sent = new Map<string, Awaited<ReturnType<typeof recordProofSent>>>();
     for (const id of sorted) {
-      // recordProofSent locks the proof, and answers 404 for one the organisation lacks.
+      // Each proof is locked already (above); this records its `sent` entry and move.
       sent.set(
         id,
-        await recordProofSent(tx, organizationId, id, { sentTo: to!, caller: options.caller }),
+        await recordProofSent(tx, organizationId, id, { sentTo: to, caller: options.caller }),
       );
     }
     const proofs: Proof[] = input.proofIds.map((id) => sent.get(id)!.proof);
@@ -169,7 +175,7 @@ export async function sendProofs(
       tx({
         id,
         organization_id: organizationId,
-        to_address: to!,
+        to_address: to,
         subject: mail.subject,
         text_body: mail.text,
         html_body: mail.html,
@@ -180,6 +186,7 @@ export async function sendProofs(
     await tx`
       INSERT INTO mail_message_proofs ${
       tx(proofs.map((proof, i) => ({
+        organization_id: organizationId,
         message_id: id,
         position: i + 1,
         proof_id: proof.id,
@@ -188,7 +195,7 @@ export async function sendProofs(
     }`;
     await insertApprovalLinks(tx, organizationId, links, {
       mailMessageId: id,
-      sentTo: to!,
+      sentTo: to,
       shopName: options.links.shopName,
     });
     for (const proof of proofs) {
@@ -202,7 +209,7 @@ export async function sendProofs(
     if (!local) await tx`SELECT pg_notify(${MAIL_CHANNEL}, '')`;
     return {
       mailMessageId: id,
-      to: to!,
+      to,
       subject: mail.subject,
       delivery: options.delivery,
       proofs,
@@ -225,25 +232,42 @@ export type DueMail = MailRow;
 /**
  * Claims up to `limit` due messages: each is leased for `leaseMs` (pushed into the future), so
  * another replica's worker does not take it meanwhile, and a crash mid-send retries it later.
+ * Due messages are every organisation's, and the worker serves none in particular: the claim
+ * runs past the policies (platformTransaction), and touches nothing but the lease. What is then
+ * recorded of each message runs for its own organisation.
  */
 export async function claimDueMail(sql: Sql, limit: number, leaseMs: number): Promise<DueMail[]> {
-  return await sql<DueMail[]>`
-    UPDATE mail_messages m SET next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE m.id IN (
-      SELECT id FROM mail_messages WHERE status = 'pending' AND next_attempt_at <= now()
-      ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING ${sql.unsafe(MAIL.selectAs("m"))}`;
+  return await platformTransaction(sql, (tx) =>
+    tx<DueMail[]>`
+      UPDATE mail_messages m SET next_attempt_at = now() + ${leaseMs} * interval '1 millisecond'
+      WHERE m.id IN (
+        SELECT id FROM mail_messages WHERE status = 'pending' AND next_attempt_at <= now()
+        ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING ${tx.unsafe(MAIL.selectAs("m"))}`);
 }
 
-export async function markMailSent(sql: Sql, id: string): Promise<void> {
-  await sql`
-    UPDATE mail_messages SET status = 'sent', attempts = attempts + 1, delivered_at = now()
-    WHERE id = ${id}`;
+/**
+ * Records a delivery, for the message's organisation. The server took the message, so it is
+ * `sent` whatever another worker recorded meanwhile (a lease that ran out mid-attempt), once: a
+ * message already `sent` is left as it is.
+ */
+export async function markMailSent(sql: Sql, mail: DueMail): Promise<void> {
+  await withOrganization(mail.organization_id, () =>
+    transaction(sql, async (tx) => {
+      await tx`
+        UPDATE mail_messages SET status = 'sent', attempts = attempts + 1, delivered_at = now()
+        WHERE organization_id = ${mail.organization_id} AND id = ${mail.id}
+          AND status IN ('pending', 'failed')`;
+    }));
 }
 
 /**
  * Records a failed attempt: the message's error and, for each proof it carries, a `send_failed`
  * entry in the history of the revision it was sent for. `retryInMs` null: no attempt is left.
+ * Only while the message is as `mail` claimed it (pending, after as many attempts): when another
+ * worker settled it meanwhile (its claim's lease ran out mid-attempt and the message was claimed
+ * again), this outcome is out of date and records nothing, so a delivered message never goes
+ * back to pending and no failure is written for it.
  */
 export async function recordMailFailure(
   sql: Sql,
@@ -251,20 +275,22 @@ export async function recordMailFailure(
   error: string,
   retryInMs: number | null,
 ): Promise<void> {
-  await transaction(sql, async (tx) => {
-    await tx`
-      UPDATE mail_messages SET attempts = attempts + 1, last_error = ${error},
-        status = ${retryInMs === null ? "failed" : "pending"},
-        next_attempt_at = now() + ${retryInMs ?? 0} * interval '1 millisecond'
-      WHERE id = ${mail.id}`;
-    const carried = await tx<{ proofId: string; revisionId: string }[]>`
-      SELECT proof_id AS "proofId", revision_id AS "revisionId" FROM mail_message_proofs
-      WHERE message_id = ${mail.id} ORDER BY position`;
-    await recordSendFailures(tx, mail.organization_id, carried, {
-      sentTo: mail.to_address,
-      error,
-    });
-  });
+  const organizationId = mail.organization_id;
+  await withOrganization(organizationId, () =>
+    transaction(sql, async (tx) => {
+      const updated = await tx`
+        UPDATE mail_messages SET attempts = attempts + 1, last_error = ${error},
+          status = ${retryInMs === null ? "failed" : "pending"},
+          next_attempt_at = now() + ${retryInMs ?? 0} * interval '1 millisecond'
+        WHERE organization_id = ${organizationId} AND id = ${mail.id} AND status = 'pending'
+          AND attempts = ${mail.attempts}
+        RETURNING id`;
+      if (updated.length === 0) return;
+      const carried = await tx<{ proofId: string; revisionId: string }[]>`
+        SELECT proof_id AS "proofId", revision_id AS "revisionId" FROM mail_message_proofs
+        WHERE message_id = ${mail.id} ORDER BY position`;
+      await recordSendFailures(tx, organizationId, carried, { sentTo: mail.to_address, error });
+    }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,12 +302,17 @@ function toOutboxMail(row: OutboxRow): OutboxMail {
   return MAIL.read(row, { proofIds: row.proof_ids });
 }
 
-/** The newest `limit` messages of every organisation, newest first. */
-export async function listOutbox(sql: Queryable, limit: number): Promise<OutboxMail[]> {
-  const rows = await sql<OutboxRow[]>`
-    SELECT ${sql.unsafe(MAIL.selectAs("m"))},
-      COALESCE((SELECT array_agg(p.proof_id ORDER BY p.position) FROM mail_message_proofs p
-        WHERE p.message_id = m.id), '{}') AS proof_ids
-    FROM mail_messages m ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`;
+/**
+ * The newest `limit` messages of every organisation, newest first, for the platform's operator
+ * (the gateway's admin API): across organisations by design, so past the policies
+ * (platformRead); it writes nothing.
+ */
+export async function listOutbox(sql: Sql, limit: number): Promise<OutboxMail[]> {
+  const rows = await platformRead(sql, (q) =>
+    q<OutboxRow[]>`
+      SELECT ${q.unsafe(MAIL.selectAs("m"))},
+        COALESCE((SELECT array_agg(p.proof_id ORDER BY p.position) FROM mail_message_proofs p
+          WHERE p.message_id = m.id), '{}') AS proof_ids
+      FROM mail_messages m ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}`);
   return rows.map(toOutboxMail);
 }

@@ -1,5 +1,5 @@
 /** Mocks: SQL, one transaction per change, each with its event. */
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateMockBody,
   type ListMocksQuery,
@@ -13,6 +13,8 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { writeEvent } from "@printshop/shared/outbox";
 import { ownerProblems } from "../domain/rules.ts";
+import { mockImagesRefusal } from "../domain/evidence.ts";
+import { revisionsShowingMock } from "./revisions.ts";
 
 const MOCKS = defineTable({
   name: "mocks",
@@ -64,9 +66,10 @@ export async function listMocks(
     const value = query[field];
     return value === undefined ? [] : [sql`${sql(MOCKS.columnNames[field])} = ${value}`];
   }).reduce((acc, c) => sql`${acc} AND ${c}`, sql`organization_id = ${organizationId}`);
-  const rows = await sql<MockRow[]>`
-    SELECT ${sql.unsafe(MOCKS.select)} FROM mocks WHERE ${conditions}
-    ORDER BY created_at, id LIMIT ${cap + 1}`;
+  const rows = await read(sql, (q) =>
+    q<MockRow[]>`
+      SELECT ${q.unsafe(MOCKS.select)} FROM mocks WHERE ${conditions}
+      ORDER BY created_at, id LIMIT ${cap + 1}`);
   return { items: rows.slice(0, cap).map(MOCKS.read), truncated: rows.length > cap };
 }
 
@@ -94,6 +97,14 @@ export async function createMock(
   });
 }
 
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((value, i) => value === b[i]);
+
+/**
+ * Changes a mock. Its images are what proof revisions show of it: while a fixed revision (sent,
+ * decided, approved) shows the mock, other images are 409 naming that revision; its other fields
+ * are not shown and change freely.
+ */
 export async function updateMock(
   sql: Sql,
   organizationId: string,
@@ -104,6 +115,12 @@ export async function updateMock(
     const current = MOCKS.read(await MOCKS.lock(tx, organizationId, id));
     const problems = ownerProblems({ ...current, ...input }, MOCK_OWNER_FIELDS, "A mock");
     if (problems.length > 0) throw invalid("mock", problems);
+    if (input.images !== undefined && !sameList(input.images, current.images)) {
+      // The mock is locked, and a send, decision or approval of a revision showing it locks it
+      // too (lockShownMocks): the revisions read here stay as read until this commits.
+      const refusal = mockImagesRefusal(id, await revisionsShowingMock(tx, id));
+      if (refusal !== null) throw conflict(refusal);
+    }
     const changes = changedColumns(input);
     if (Object.keys(changes).length === 0) return current;
     const [row] = await tx<MockRow[]>`

@@ -23,7 +23,7 @@ import { ownerProblems, sizeProblems } from "../domain/rules.ts";
 import { type ProofRow, PROOFS } from "./proof_rows.ts";
 import { findProof, renderProofs } from "./proof_reads.ts";
 import { announceProof, touchProof } from "./proof_changes.ts";
-import { insertRevision, revisionId } from "./revisions.ts";
+import { assertShownMayChange, insertRevision, revisionId } from "./revisions.ts";
 import { insertItem } from "./item_links.ts";
 import { decisionCount, recordStep } from "./history.ts";
 
@@ -57,10 +57,16 @@ export async function listProofs(
   );
 }
 
+/**
+ * Creates a proof in `draft` with revision 1 and its items. `confirmsRecipient`: the caller holds
+ * `proofs.approve`, so the recipient it gives is one deciding links may go to
+ * (domain/deciding_links.ts).
+ */
 export async function createProof(
   sql: Sql,
   organizationId: string,
   input: CreateProofBody,
+  options: { confirmsRecipient: boolean },
 ): Promise<Proof> {
   const problems = ownerProblems(input, PROOF_OWNER_FIELDS, "A proof");
   (input.items ?? []).forEach((item, i) =>
@@ -75,6 +81,7 @@ export async function createProof(
         id,
         organization_id: organizationId,
         ...changedColumns(input, ["mockIds", "imageUrls", "notes", "items"]),
+        recipient_confirmed_email: options.confirmsRecipient ? input.recipientEmail : null,
       })
     }`;
     await insertRevision(tx, organizationId, id, 1, input);
@@ -83,22 +90,47 @@ export async function createProof(
   });
 }
 
+/**
+ * Changes a proof's own fields. The title is part of what its revision shows: once that revision
+ * is fixed (sent, decided, approved) a different title is 409, and a new revision takes it.
+ * `confirmsRecipient`: the caller holds `proofs.approve`, so a `recipientEmail` it gives (the
+ * same one too) is confirmed as the address deciding links may go to.
+ */
 export async function updateProof(
   sql: Sql,
   organizationId: string,
   id: string,
   input: UpdateProofBody,
+  options: { confirmsRecipient: boolean },
 ): Promise<Proof> {
   return await transaction(sql, async (tx) => {
     const current = await PROOFS.lock(tx, organizationId, id);
     const merged = { quoteId: current.quote_id, jobId: current.job_id, ...input };
     const problems = ownerProblems(merged, PROOF_OWNER_FIELDS, "A proof");
     if (problems.length > 0) throw invalid("proof", problems);
-    const changes = changedColumns(input);
+    if (input.title !== undefined && input.title !== current.title) {
+      await assertShownMayChange(tx, current, "its title");
+    }
+    const changes: Record<string, unknown> = changedColumns(input);
     if (Object.keys(changes).length === 0) return await findProof(tx, organizationId, id);
+    if (input.recipientEmail !== undefined && options.confirmsRecipient) {
+      changes.recipient_confirmed_email = input.recipientEmail;
+    }
     await tx`UPDATE proofs SET ${tx(changes)} WHERE id = ${id}`;
     return await touchProof(tx, organizationId, id);
   });
+}
+
+/**
+ * Confirms each proof's recipient as the address deciding links may go to: a send by a credential
+ * holding `proofs.approve` chose it (domain/deciding_links.ts). The proofs are locked by the
+ * send; no field the API shows changes, and the send's own events announce it.
+ */
+export async function confirmRecipients(tx: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx`
+    UPDATE proofs SET recipient_confirmed_email = recipient_email
+    WHERE id = ANY(${[...ids]}::uuid[])`;
 }
 
 /**

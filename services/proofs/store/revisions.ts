@@ -9,12 +9,19 @@ import type {
   ReviseProofBody,
   ShownContent,
 } from "@printshop/shared/contracts/proofs";
-import { type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
+import { conflict, type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller } from "@printshop/shared/internal-context";
 import { repeatedMockProblems, revisionContentProblems } from "../domain/rules.ts";
-import { shownContent } from "../domain/evidence.ts";
-import { PROOFS, REVISION_SELECT, type RevisionRow, REVISIONS, toRevision } from "./proof_rows.ts";
+import { type RevisionFixity, shownChangeRefusal, shownContent } from "../domain/evidence.ts";
+import {
+  type ProofRow,
+  PROOFS,
+  REVISION_SELECT,
+  type RevisionRow,
+  REVISIONS,
+  toRevision,
+} from "./proof_rows.ts";
 import { announceProof, applyStatus, moved } from "./proof_changes.ts";
 
 /**
@@ -74,7 +81,12 @@ export async function insertRevision(
   if (mockIds.length > 0) {
     await tx`
       INSERT INTO proof_revision_mocks ${
-      tx(mockIds.map((mockId, i) => ({ revision_id: id, mock_id: mockId, position: i + 1 })))
+      tx(mockIds.map((mockId, i) => ({
+        organization_id: organizationId,
+        revision_id: id,
+        mock_id: mockId,
+        position: i + 1,
+      })))
     }`;
   }
 }
@@ -133,4 +145,64 @@ export async function currentShowing(tx: Queryable, proof: Proof): Promise<Shown
     imageUrls: proof.revision.imageUrls,
     items: proof.items,
   });
+}
+
+/**
+ * Whether what each revision shows is fixed, from the facts that fix it: a `sent` or `decision`
+ * entry in its history, or its approval: being an approved proof's current revision, or a move
+ * to `approved` in its history (set by hand, then set back: what was approved stays as it was
+ * approved). FROM must name the revision `r` and its proof `p`.
+ */
+const FIXITY_SELECT = `r.proof_id AS "proofId", r.number AS revision,
+  EXISTS (SELECT 1 FROM proof_history h WHERE h.revision_id = r.id AND h.kind = 'sent') AS sent,
+  EXISTS (SELECT 1 FROM proof_history h WHERE h.revision_id = r.id AND h.kind = 'decision')
+    AS decided,
+  (p.status = 'approved' AND p.current_revision = r.number) OR EXISTS (SELECT 1 FROM
+    proof_history h WHERE h.revision_id = r.id AND h.to_status = 'approved') AS approved`;
+
+/**
+ * Refuses (409 naming the revision) a change to `what` (part of what the current revision
+ * shows) once that revision is fixed. The caller holds the proof's lock, which every send,
+ * decision and status change takes too, so the revision cannot become fixed before the change
+ * commits.
+ */
+export async function assertShownMayChange(
+  tx: Queryable,
+  row: ProofRow,
+  what: string,
+): Promise<void> {
+  const [fixity] = await tx<RevisionFixity[]>`
+    SELECT ${tx.unsafe(FIXITY_SELECT)} FROM proof_revisions r JOIN proofs p ON p.id = r.proof_id
+    WHERE r.proof_id = ${row.id} AND r.number = ${row.current_revision}`;
+  const refusal = fixity ? shownChangeRefusal(fixity, what) : null;
+  if (refusal !== null) throw conflict(refusal);
+}
+
+/**
+ * Every revision that shows mock `mockId`, with whether it is fixed, first proof and revision
+ * first. The caller holds the mock's lock, for which a step that fixes a revision waits
+ * (lockShownMocks), so none becomes fixed before the caller commits.
+ */
+export async function revisionsShowingMock(
+  tx: Queryable,
+  mockId: string,
+): Promise<RevisionFixity[]> {
+  return await tx<RevisionFixity[]>`
+    SELECT ${tx.unsafe(FIXITY_SELECT)} FROM proof_revision_mocks m
+    JOIN proof_revisions r ON r.id = m.revision_id JOIN proofs p ON p.id = r.proof_id
+    WHERE m.mock_id = ${mockId} ORDER BY r.proof_id, r.number`;
+}
+
+/**
+ * Holds the mocks a revision shows (FOR SHARE) until commit, before what it shows is read and
+ * fixed (a send, a decision, an approval): a change to a mock's images then either committed
+ * before (and is what is read) or waits and finds the revision fixed (409). Without it, a mock
+ * changed between the read and the commit left a decision's digest, or what the customer was
+ * sent, other than what the proof shows.
+ */
+export async function lockShownMocks(tx: Queryable, revisionId: string): Promise<void> {
+  await tx`
+    SELECT k.id FROM mocks k
+    WHERE k.id IN (SELECT m.mock_id FROM proof_revision_mocks m WHERE m.revision_id = ${revisionId})
+    ORDER BY k.id FOR SHARE`;
 }
