@@ -36,6 +36,12 @@ USER deno
 ENTRYPOINT ["/tini", "--", "sh", "-c", "export OPEN_FILE_LIMIT=\"$(ulimit -n)\"; exec \"$@\"", "gateway-entrypoint"]
 CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules", "gateway/main.ts"]
 
+# One-shot database preparation (compose's db-roles): roles and rights, as the superuser.
+FROM deps AS db-roles
+COPY scripts/db_roles.ts scripts/
+USER deno
+CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "scripts/db_roles.ts"]
+
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/
 USER deno

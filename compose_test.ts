@@ -14,6 +14,8 @@ import { ConfigSchema as CrmSchema } from "@printshop/crm/config";
 import { ConfigSchema as ProofsSchema } from "@printshop/proofs/config";
 import { ConfigSchema as WebhooksSchema } from "@printshop/webhooks/config";
 import { loadConfig } from "@printshop/shared/config";
+import { ROLES } from "@printshop/shared/db/tenancy";
+import { ConfigSchema as DbRolesSchema } from "./scripts/db_roles.ts";
 
 const ROOT = new URL("./", import.meta.url);
 
@@ -53,6 +55,7 @@ const MEMBER_DIRS: Record<AppName, string> = {
 /** The secrets compose must refuse to start without. */
 const REQUIRED_SECRETS = [
   "POSTGRES_PASSWORD",
+  "DATABASE_ROLE_PASSWORD",
   "INTERNAL_SECRET",
   "PLATFORM_ADMIN_TOKEN",
   "WEBHOOK_SECRETS_KEY",
@@ -301,17 +304,37 @@ Deno.test("compose.yaml points the gateway at each service's compose name and po
   }
 });
 
-Deno.test("compose.yaml points every app service at the compose postgres", async () => {
+Deno.test("compose.yaml points every app service at the compose postgres, as the app and owner roles", async () => {
   const { compose } = await loadCompose();
   const pg = environmentOf(serviceOf(compose, "postgres"));
   assert.match(serviceOf(compose, "postgres").image ?? "", /^postgres:18(\b|$)/);
+  const roles = loadConfig(DbRolesSchema, environmentOf(serviceOf(compose, "db-roles")));
+  const superuser = new URL(roles.SUPERUSER_DATABASE_URL);
+  assert.equal(superuser.hostname, "postgres");
+  assert.equal(superuser.username, pg.POSTGRES_USER, "db-roles: the cluster's superuser");
+  assert.equal(decodeURIComponent(superuser.password), pg.POSTGRES_PASSWORD);
+  assert.equal(superuser.pathname, `/${pg.POSTGRES_DB}`, "db-roles: the stack's database");
+  const rolesDeps = dependsOn(serviceOf(compose, "db-roles"));
+  assert.equal(rolesDeps.postgres, "service_healthy", "db-roles waits for postgres");
   for (const name of APPS) {
-    const url = new URL(String(configOf(compose, name).DATABASE_URL));
-    assert.equal(url.hostname, "postgres", `${name}: DATABASE_URL must name the postgres service`);
-    assert.equal(Number(url.port || 5432), 5432, `${name}: DATABASE_URL port`);
-    assert.equal(url.username, pg.POSTGRES_USER, `${name}: DATABASE_URL user`);
-    assert.equal(decodeURIComponent(url.password), pg.POSTGRES_PASSWORD, `${name}: password`);
-    assert.equal(url.pathname, `/${pg.POSTGRES_DB}`, `${name}: DATABASE_URL database`);
+    const config = configOf(compose, name);
+    for (
+      const [variable, role] of [
+        ["DATABASE_URL", ROLES.app],
+        ["MIGRATION_DATABASE_URL", ROLES.owner],
+      ] as const
+    ) {
+      const url = new URL(String(config[variable]));
+      assert.equal(url.hostname, "postgres", `${name}: ${variable} must name the postgres service`);
+      assert.equal(Number(url.port || 5432), 5432, `${name}: ${variable} port`);
+      assert.equal(url.username, role, `${name}: ${variable} user`);
+      assert.equal(
+        decodeURIComponent(url.password),
+        roles.DATABASE_ROLE_PASSWORD,
+        `${name}: ${variable} password is the one db-roles gives the roles`,
+      );
+      assert.equal(url.pathname, `/${pg.POSTGRES_DB}`, `${name}: ${variable} database`);
+    }
   }
 });
 
@@ -410,7 +433,10 @@ Deno.test("compose.yaml starts each app service only after its dependencies are 
     const deps = dependsOn(serviceOf(compose, name));
     assert.ok(Object.keys(deps).length > 0, `${name} has no depends_on`);
     assert.ok("postgres" in deps, `${name} must wait for postgres`);
+    // The roles are made by a one-shot that must have finished; everything else must be healthy.
+    assert.equal(deps["db-roles"], "service_completed_successfully", `${name} → db-roles`);
     for (const [dep, condition] of Object.entries(deps)) {
+      if (dep === "db-roles") continue;
       assert.equal(condition, "service_healthy", `${name} → ${dep} must be service_healthy`);
       assert.ok(serviceOf(compose, dep).healthcheck, `${dep} needs a healthcheck to be waited on`);
     }
