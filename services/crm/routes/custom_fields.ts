@@ -2,16 +2,12 @@ import type { customFieldOperations } from "@printshop/shared/contracts/crm";
 import type { Handlers } from "@printshop/shared/service-app";
 import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
-import {
-  createDefinition,
-  deleteDefinition,
-  listDefinitions,
-  updateDefinition,
-} from "../store/custom_fields.ts";
+import { createDefinition, listDefinitions, updateDefinition } from "../store/custom_fields.ts";
+import { deleteDefinition } from "../store/custom_field_removal.ts";
 
 /** `/v1/custom-fields`: the fields a shop adds to its customers, vendors and tasks. */
 export function customFieldRoutes(
-  { sql }: ServiceDeps<Config>,
+  { sql, config }: ServiceDeps<Config>,
 ): Handlers<typeof customFieldOperations> {
   return {
     listCustomFields: async ({ query, organizationId }) => ({
@@ -32,6 +28,8 @@ export function customFieldRoutes(
         organizationId,
         params.fieldId,
         query.force ?? false,
+        // A forced delete removes values in transactions of at most this many records each.
+        config.BULK_MAX_ROWS,
       );
       return { data: { id: definition.id }, message: "Custom field deleted" };
     },

@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import {
   type CreateCustomFieldBody,
   CUSTOM_FIELD_ENTITIES,
@@ -9,7 +9,7 @@ import {
   type UpdateCustomFieldBody,
 } from "@printshop/shared/contracts/crm";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { assertNoProblem, conflict, invalid, validationError } from "@printshop/shared/http";
+import { assertNoProblem, invalid, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import {
   customFieldProblems,
@@ -17,6 +17,7 @@ import {
   mergedValues,
   optionsProblem,
 } from "../domain/custom_fields.ts";
+import type { EventData, EventType } from "@printshop/shared/contracts/platform";
 import { announce } from "./answers.ts";
 
 /**
@@ -30,7 +31,7 @@ const VALUE_TABLES: Partial<Record<CustomFieldEntity, string>> = {
 };
 
 /** The definitions table, declared once (shared/db/table.ts). */
-const DEFINITIONS = defineTable({
+export const DEFINITIONS = defineTable({
   name: "custom_field_definitions",
   tenant: true,
   noun: "Custom field",
@@ -45,7 +46,20 @@ const DEFINITIONS = defineTable({
   },
 });
 
-type DefinitionRow = RowOf<typeof DEFINITIONS>;
+export type DefinitionRow = RowOf<typeof DEFINITIONS>;
+
+/**
+ * A kind of record that holds custom field values (customers, vendors, tasks), as removing a
+ * definition's values needs it (custom_field_removal.ts): its table, and its `….updated` event
+ * with the records as that event carries them, so that a value removed is announced exactly as
+ * any other change to the record is.
+ */
+export interface ValueHolder<Row extends { id: string }, T extends EventType> {
+  readonly table: { readonly name: string; readonly select: string };
+  readonly updated: T;
+  /** The records as answered (each its event's payload), from their rows, in the same order. */
+  answer(tx: Queryable, rows: readonly Row[]): Promise<(EventData<T> & { id: string })[]>;
+}
 
 /**
  * The organisation's definitions for one entity, as the value rules take them, held FOR SHARE
@@ -97,11 +111,13 @@ export async function listDefinitions(
   organizationId: string,
   entity: CustomFieldEntity | undefined,
 ): Promise<CustomFieldDefinition[]> {
-  const rows = await sql<DefinitionRow[]>`
-    SELECT ${sql.unsafe(DEFINITIONS.select)} FROM custom_field_definitions
-    WHERE organization_id = ${organizationId}
-      ${entity === undefined ? sql`` : sql`AND entity = ${entity}`}
-    ORDER BY created_at, id`;
+  // Read for the organisation: straight on the pool, the policies would show no definition.
+  const rows = await read(sql, (q) =>
+    q<DefinitionRow[]>`
+      SELECT ${q.unsafe(DEFINITIONS.select)} FROM custom_field_definitions
+      WHERE organization_id = ${organizationId}
+        ${entity === undefined ? q`` : q`AND entity = ${entity}`}
+      ORDER BY created_at, id`);
   return rows.map(DEFINITIONS.read);
 }
 
@@ -125,24 +141,27 @@ export async function createDefinition(
 }
 
 /**
- * The definition, locked FOR UPDATE, after the records holding a value of it: a record write
+ * The definition, locked FOR UPDATE, after the records holding a value of it, for a change that
+ * goes on to write those records (a forced delete, custom_field_removal.ts): a record write
  * locks its record and then the definitions (FOR SHARE), so taking them in the same order here
- * keeps a delete or an options change from deadlocking with it.
+ * keeps the two from deadlocking. Answers the ids of the records locked so (a record given a
+ * value after they were read is not among them).
  */
-async function lockDefinition(
+export async function lockDefinition(
   tx: Queryable,
   organizationId: string,
   id: string,
-): Promise<DefinitionRow> {
+): Promise<{ row: DefinitionRow; holders: string[] }> {
   const known = await DEFINITIONS.find(tx, organizationId, id);
   const table = known ? VALUE_TABLES[known.entity] : undefined;
-  if (table) {
-    await tx`
+  const holders = table
+    ? await tx<{ id: string }[]>`
       SELECT id FROM ${tx(table)}
       WHERE organization_id = ${organizationId} AND custom_fields ? ${id}
-      ORDER BY id FOR UPDATE`;
-  }
-  return await DEFINITIONS.lock(tx, organizationId, id);
+      ORDER BY id FOR UPDATE`
+    : [];
+  const row = await DEFINITIONS.lock(tx, organizationId, id);
+  return { row, holders: holders.map((holder) => holder.id) };
 }
 
 /** The options records of the organisation still hold for a select or multiselect field. */
@@ -171,7 +190,15 @@ export async function updateDefinition(
   input: UpdateCustomFieldBody,
 ): Promise<CustomFieldDefinition> {
   return await transaction(sql, async (tx) => {
-    const row = await lockDefinition(tx, organizationId, id);
+    // A body that names nothing changes nothing: answered as it is, with no event.
+    if (input.name === undefined && input.options === undefined) {
+      return DEFINITIONS.read(await DEFINITIONS.get(tx, organizationId, id));
+    }
+    // The definition's lock alone: a record given a value holds the definition FOR SHARE until
+    // it commits, so the options in use read after this lock are all there will be until this
+    // commits. No record is written here, so none is locked: locking every record holding a
+    // value would hold 100,000 rows, and wait on any of them busy, for a rename.
+    const row = await DEFINITIONS.lock(tx, organizationId, id);
     if (input.options !== undefined) {
       assertNoProblem(
         optionsProblem(row.type, await usedOptions(tx, organizationId, row), input.options),
@@ -186,42 +213,6 @@ export async function updateDefinition(
       RETURNING ${tx.unsafe(DEFINITIONS.select)}`;
     const definition = DEFINITIONS.read(updated!);
     await announce(tx, organizationId, "custom_field.updated", [definition]);
-    return definition;
-  });
-}
-
-/**
- * Deletes a definition. Records holding a value of it keep it from going (409 naming how many)
- * unless `force`, which removes those values with it.
- */
-export async function deleteDefinition(
-  sql: Sql,
-  organizationId: string,
-  id: string,
-  force: boolean,
-): Promise<CustomFieldDefinition> {
-  return await transaction(sql, async (tx) => {
-    const row = await lockDefinition(tx, organizationId, id);
-    const table = VALUE_TABLES[row.entity];
-    if (table) {
-      const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
-        SELECT count(*)::int AS count FROM ${tx(table)}
-        WHERE organization_id = ${organizationId} AND custom_fields ? ${id}`;
-      if (count > 0 && !force) {
-        throw conflict(
-          `Custom field "${row.name}" has values on ${count} ${row.entity} record` +
-            `${count === 1 ? "" : "s"}; delete with force=true to remove them with it`,
-        );
-      }
-      if (count > 0) {
-        await tx`
-          UPDATE ${tx(table)} SET custom_fields = custom_fields - ${id}, updated_at = now()
-          WHERE organization_id = ${organizationId} AND custom_fields ? ${id}`;
-      }
-    }
-    await tx`DELETE FROM custom_field_definitions WHERE id = ${id}`;
-    const definition = DEFINITIONS.read(row);
-    await announce(tx, organizationId, "custom_field.deleted", [definition]);
     return definition;
   });
 }

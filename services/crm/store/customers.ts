@@ -21,7 +21,7 @@ import { conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { decideArchived, decideTags, decideTier, normalTags } from "../domain/customers.ts";
 import { announce } from "./answers.ts";
-import { checkedCustomFields } from "./custom_fields.ts";
+import { checkedCustomFields, type ValueHolder } from "./custom_fields.ts";
 import { party } from "./parties.ts";
 import { unlinkCustomer } from "./tasks.ts";
 
@@ -60,6 +60,13 @@ type CustomerRow = RowOf<typeof CUSTOMERS>;
 // own `customer.updated`.
 const CUSTOMER = party(CUSTOMERS, "customer.updated");
 export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = CUSTOMER;
+
+/** Customers as holders of custom field values: announced whole, contacts and addresses too. */
+export const CUSTOMER_VALUES: ValueHolder<CustomerRow, "customer.updated"> = {
+  table: CUSTOMERS,
+  updated: "customer.updated",
+  answer: (tx, rows) => CUSTOMER.withChildren(tx, rows),
+};
 
 export async function findCustomer(
   sql: Queryable,
@@ -204,14 +211,19 @@ async function bulkChange<C>(
     decide,
     async (tx: TransactionSql, changes: BulkChange<CustomerRow, C>[]) => {
       const rows = changes.map(({ row, change }) => ({ id: row.id, ...columns(change) }));
-      await tx`
-        UPDATE customers c SET
-          tier = coalesce(r.tier, c.tier),
-          tags = coalesce(r.tags, c.tags),
-          is_archived = coalesce(r.is_archived, c.is_archived),
-          updated_at = now()
-        FROM jsonb_to_recordset(${jsonParam(tx, rows)}::jsonb) AS r(${tx.unsafe(RECORD_TYPES)})
-        WHERE c.id = r.id AND c.organization_id = ${organizationId}`;
+      // Planned for its values each time (unsafe() sends an unnamed statement): prepared, it
+      // went over to the generic plan after five calls, which reads all of a large
+      // organisation's customers to find these (300 ms instead of 50 for a shop of 100,000).
+      await tx.unsafe(
+        `UPDATE customers c SET
+           tier = coalesce(r.tier, c.tier),
+           tags = coalesce(r.tags, c.tags),
+           is_archived = coalesce(r.is_archived, c.is_archived),
+           updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD_TYPES})
+         WHERE c.id = r.id AND c.organization_id = $2`,
+        [jsonParam(tx, rows), organizationId],
+      );
       const ids = rows.map((row) => row.id);
       const customers = await CUSTOMER.read(tx, organizationId, ids);
       await announce(tx, organizationId, "customer.updated", customers);

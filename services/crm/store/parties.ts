@@ -3,7 +3,7 @@
  * announced as their `….updated` event after any change to them, their children's included.
  * One implementation for both; the table and the event give all that differs.
  */
-import type { Queryable, TransactionSql } from "@printshop/shared/db";
+import { type Queryable, read as onRead, type TransactionSql } from "@printshop/shared/db";
 import type { EventData } from "@printshop/shared/contracts/platform";
 import { notFound } from "@printshop/shared/http";
 import { type Children, type Parent, type People, people } from "./people.ts";
@@ -20,6 +20,7 @@ export interface PartyTable<Row, Fields, P extends Parent> {
   readonly noun: string;
   readonly select: string;
   read(row: Row, children: Children<P>): Fields;
+  find(tx: Queryable, organizationId: string, id: string): Promise<Row | null>;
   lock(tx: Queryable, organizationId: string, id: string): Promise<Row>;
 }
 
@@ -51,21 +52,31 @@ export function party<
   type Answer = Answered<Fields, T>;
   const parent = updated.slice(0, -".updated".length) as ParentOf<T>;
 
-  async function withChildren(tx: Queryable, rows: readonly Row[]): Promise<Answer[]> {
-    const childrenOf = await children.childrenOf(tx, rows.map((row) => row.id));
+  async function withChildren(sql: Queryable, rows: readonly Row[]): Promise<Answer[]> {
+    const childrenOf = await children.childrenOf(sql, rows.map((row) => row.id));
     return rows.map((row) => table.read(row, childrenOf(row.id)) as Answer);
   }
 
   async function read(
-    tx: Queryable,
+    sql: Queryable,
     organizationId: string,
     ids: readonly string[],
   ): Promise<Answer[]> {
-    const rows = await tx<Row[]>`
-      SELECT ${tx.unsafe(table.select)} FROM ${tx(table.name)}
-      WHERE organization_id = ${organizationId} AND id = ANY(${ids}::uuid[])`;
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return await withChildren(tx, ids.flatMap((id) => byId.get(id) ?? []));
+    // Given the pool, the records and their children are read for the organisation on one
+    // connection: straight on the pool, the policies would show no rows at all.
+    return await onRead(sql, async (tx) => {
+      // Planned for its values each time (unsafe() sends an unnamed statement). Prepared, it
+      // went over to PostgreSQL's generic plan after five calls, which takes every organisation
+      // for an average one and reads the whole of a large one to find the ids: a bulk change
+      // of 1,000 customers of a shop of 100,000 among many spent 1.6 s here instead of 15 ms.
+      const rows = await tx.unsafe<Row[]>(
+        `SELECT ${table.select} FROM "${table.name}"
+         WHERE organization_id = $1 AND id = ANY($2::uuid[])`,
+        [organizationId, [...ids]],
+      );
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return await withChildren(tx, ids.flatMap((id) => byId.get(id) ?? []));
+    });
   }
 
   async function announceUpdated(
@@ -80,10 +91,15 @@ export function party<
     return record;
   }
 
-  async function find(tx: Queryable, organizationId: string, id: string): Promise<Answer> {
-    const [record] = await read(tx, organizationId, [id]);
-    if (!record) throw notFound(table.noun, id);
-    return record;
+  async function find(sql: Queryable, organizationId: string, id: string): Promise<Answer> {
+    // By the id alone (the table's find), which no plan reads a whole organisation for; the
+    // record and its children on one connection (see `read`).
+    return await onRead(sql, async (tx) => {
+      const row = await table.find(tx, organizationId, id);
+      if (!row) throw notFound(table.noun, id);
+      const [record] = await withChildren(tx, [row]);
+      return record!;
+    });
   }
 
   const children: People<ParentOf<T>> = people({

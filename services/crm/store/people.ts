@@ -1,4 +1,10 @@
-import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
+import {
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+  type TransactionSql,
+} from "@printshop/shared/db";
 import type { CustomerAddress, CustomerContact } from "@printshop/shared/contracts/crm";
 import { changedColumns } from "@printshop/shared/db/fields";
 import {
@@ -184,25 +190,38 @@ function groupByParent<R extends { parent_id: string }, T>(
 /** The contacts and addresses of one kind of parent, for its store to use and export. */
 export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
   const column = `${kind.parent}_id`;
+  const parentTable = `${kind.parent}s`;
   const ref = (id: string) => ({ [`${kind.parent}Id`]: id }) as ParentRef<P>;
   const contacts = childTable(kind.parent, "contacts", CONTACT_COLUMNS);
   const addresses = childTable(kind.parent, "addresses", ADDRESS_COLUMNS);
   /** A child's columns, and its parent's id again as `parent_id`. */
   const selectOf = (child: ChildRows<unknown>) => `${child.select}, ${column} AS parent_id`;
 
-  /** A child's parent, locked (so children of one parent change one at a time), or 404. */
-  async function lockParentOf(
+  /**
+   * A child, read again once its parent is locked, or the child's 404. Every change to a child
+   * takes its parent's lock first, so what is read under it stays so until commit; read before
+   * it, the child may have been changed or deleted by the time the lock is had (a PATCH that
+   * raced a DELETE answered 500, and two DELETEs both answered 200 with an event each). A parent
+   * deleted meanwhile took its children with it: the child's 404 then too, since the child is
+   * what was asked for.
+   */
+  async function lockChild<Row extends object>(
     tx: TransactionSql,
-    child: ChildRows<unknown>,
+    child: ChildRows<Row>,
     organizationId: string,
     id: string,
-  ): Promise<string> {
-    const [row] = await tx<{ parent_id: string }[]>`
+  ): Promise<{ row: Row; parentId: string }> {
+    const [seen] = await tx<{ parent_id: string }[]>`
       SELECT ${tx(column)} AS parent_id FROM ${tx(child.name)}
       WHERE organization_id = ${organizationId} AND id = ${id}`;
+    if (!seen) throw notFound(child.noun, id);
+    // A child never moves to another parent, so the one seen is the one to lock.
+    await tx`
+      SELECT 1 FROM ${tx(parentTable)}
+      WHERE organization_id = ${organizationId} AND id = ${seen.parent_id} FOR UPDATE`;
+    const row = await child.find(tx, organizationId, id);
     if (!row) throw notFound(child.noun, id);
-    await kind.lock(tx, organizationId, row.parent_id);
-    return row.parent_id;
+    return { row, parentId: seen.parent_id };
   }
 
   async function insertChild<Row extends object>(
@@ -239,31 +258,34 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
   ): Promise<Row> {
     // Wrapped: the type sql.begin answers cannot be worked out for a bare generic row.
     const { row } = await transaction(sql, async (tx) => {
-      const parentId = await lockParentOf(tx, child, organizationId, id);
+      const { row: current, parentId } = await lockChild(tx, child, organizationId, id);
       const changes = changedColumns(input);
-      if (Object.keys(changes).length === 0) {
-        return { row: (await child.find(tx, organizationId, id))! };
-      }
+      if (Object.keys(changes).length === 0) return { row: current };
       const [row] = await tx<Row[]>`
         UPDATE ${tx(child.name)} SET ${tx(changes)}, updated_at = now() WHERE id = ${id}
         RETURNING ${tx.unsafe(child.select)}`;
+      // Held by the parent's lock, the row is there; should it not be, nothing changed.
+      if (!row) throw notFound(child.noun, id);
       await kind.announce(tx, organizationId, parentId);
-      return { row: row! };
+      return { row };
     });
     return row;
   }
 
   return {
-    async childrenOf(tx, ids) {
+    async childrenOf(sql, ids) {
       if (ids.length === 0) return () => ({ contacts: [], addresses: [] });
-      const [contactRows, addressRows] = await Promise.all([
-        tx<WithParent<RowOf<ContactTable<P>>>[]>`
-          SELECT ${tx.unsafe(selectOf(contacts))} FROM ${tx(contacts.name)}
-          WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-        tx<WithParent<RowOf<AddressTable<P>>>[]>`
-          SELECT ${tx.unsafe(selectOf(addresses))} FROM ${tx(addresses.name)}
-          WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
-      ]);
+      // A list's render gives the pool: read for the organisation, on the list's own connection
+      // (read() reuses it), since straight on the pool the policies would show no children.
+      const [contactRows, addressRows] = await read(sql, (tx) =>
+        Promise.all([
+          tx<WithParent<RowOf<ContactTable<P>>>[]>`
+            SELECT ${tx.unsafe(selectOf(contacts))} FROM ${tx(contacts.name)}
+            WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
+          tx<WithParent<RowOf<AddressTable<P>>>[]>`
+            SELECT ${tx.unsafe(selectOf(addresses))} FROM ${tx(addresses.name)}
+            WHERE ${tx(column)} = ANY(${ids}::uuid[]) ORDER BY created_at, id`,
+        ]));
       const contactsOf = groupByParent(contactRows, contacts.read);
       const addressesOf = groupByParent(addressRows, addresses.read);
       return (id) => ({ contacts: contactsOf.get(id) ?? [], addresses: addressesOf.get(id) ?? [] });
@@ -283,8 +305,10 @@ export function people<P extends Parent>(kind: ParentKind<P>): People<P> {
     async deleteChild(sql, organizationId, table, id) {
       const child = table === contacts.name ? contacts : addresses;
       const parentId = await transaction(sql, async (tx) => {
-        const parentId = await lockParentOf(tx, child, organizationId, id);
-        await tx`DELETE FROM ${tx(child.name)} WHERE id = ${id}`;
+        const { parentId } = await lockChild<object>(tx, child, organizationId, id);
+        const gone = await tx`DELETE FROM ${tx(child.name)} WHERE id = ${id} RETURNING id`;
+        // Held by the parent's lock, the row is there; should it not be, nothing was deleted.
+        if (gone.length === 0) throw notFound(child.noun, id);
         await kind.announce(tx, organizationId, parentId);
         return parentId;
       });

@@ -14,7 +14,6 @@ import {
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { conflict } from "@printshop/shared/http";
 import { credentialName } from "../domain/tasks.ts";
-import { TASKS } from "./tasks.ts";
 
 const TASK_REFERENCE = { task_id: "tasks" } as const;
 
@@ -114,8 +113,11 @@ interface ExtraTable<Row> {
 }
 
 /**
- * Locks the task an extra belongs to, then the extra itself, both in the caller's organisation:
- * 404 when either is missing (another organisation's extra looks exactly like a missing one).
+ * Locks the task an extra belongs to, then reads the extra again under that lock, both in the
+ * caller's organisation: the extra's 404 when it is missing (another organisation's extra looks
+ * exactly like a missing one). Read before the lock, the extra may have been changed or deleted
+ * by the time the lock is had; read under it, it stays as read until commit. A task deleted
+ * meanwhile took its extras with it, so that is the extra's 404 too: the extra is what was asked.
  */
 export async function lockExtra<Row extends { task_id: string }>(
   tx: TransactionSql,
@@ -124,7 +126,9 @@ export async function lockExtra<Row extends { task_id: string }>(
   id: string,
 ): Promise<Row> {
   const owner = await table.get(tx, organizationId, id);
-  await TASKS.lock(tx, organizationId, owner.task_id);
-  // Read again under the task's lock: it may have gone meanwhile.
+  // An extra never moves to another task, so the one seen is the one to lock.
+  await tx`
+    SELECT 1 FROM tasks WHERE organization_id = ${organizationId} AND id = ${owner.task_id}
+    FOR UPDATE`;
   return await table.get(tx, organizationId, id);
 }

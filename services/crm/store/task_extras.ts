@@ -2,7 +2,13 @@
  * A task's checklist, comments and attachments (their tables, and the lock every change to one
  * takes first: task_extra_rows.ts).
  */
-import { type Queryable, type Sql, transaction, type TransactionSql } from "@printshop/shared/db";
+import {
+  type Queryable,
+  read,
+  type Sql,
+  transaction,
+  type TransactionSql,
+} from "@printshop/shared/db";
 import type {
   CreateTaskAttachmentBody,
   CreateTaskChecklistItemBody,
@@ -43,18 +49,25 @@ export async function findExtras(
   organizationId: string,
   taskId: string,
 ): Promise<TaskExtras> {
-  if (!await TASKS.find(sql, organizationId, taskId)) throw notFound(TASKS.noun, taskId);
-  const [items, comments, attachments] = await Promise.all([
-    sql<ItemRow[]>`
-      SELECT ${sql.unsafe(CHECKLIST_ITEMS.select)} FROM task_checklist_items
-      WHERE task_id = ${taskId} ORDER BY sort_order, id`,
-    sql<CommentRow[]>`
-      SELECT ${sql.unsafe(COMMENTS.select)} FROM task_comments
-      WHERE task_id = ${taskId} ORDER BY created_at, id`,
-    sql<RowOf<typeof ATTACHMENTS>[]>`
-      SELECT ${sql.unsafe(ATTACHMENTS.select)} FROM task_attachments
-      WHERE task_id = ${taskId} ORDER BY created_at, id`,
-  ]);
+  // One read for the organisation, the task and its three lists on one connection: straight on
+  // the pool, the policies would show none of them.
+  const [items, comments, attachments] = await read(sql, async (q) => {
+    if (!await TASKS.find(q, organizationId, taskId)) throw notFound(TASKS.noun, taskId);
+    return await Promise.all([
+      q<ItemRow[]>`
+        SELECT ${q.unsafe(CHECKLIST_ITEMS.select)} FROM task_checklist_items
+        WHERE organization_id = ${organizationId} AND task_id = ${taskId}
+        ORDER BY sort_order, id`,
+      q<CommentRow[]>`
+        SELECT ${q.unsafe(COMMENTS.select)} FROM task_comments
+        WHERE organization_id = ${organizationId} AND task_id = ${taskId}
+        ORDER BY created_at, id`,
+      q<RowOf<typeof ATTACHMENTS>[]>`
+        SELECT ${q.unsafe(ATTACHMENTS.select)} FROM task_attachments
+        WHERE organization_id = ${organizationId} AND task_id = ${taskId}
+        ORDER BY created_at, id`,
+    ]);
+  });
   return {
     checklist: items.map(CHECKLIST_ITEMS.read),
     comments: comments.map(toComment),

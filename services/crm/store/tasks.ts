@@ -16,7 +16,7 @@ import { type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { type Completion, taskCompletion } from "../domain/tasks.ts";
 import { announce } from "./answers.ts";
-import { checkedCustomFields } from "./custom_fields.ts";
+import { checkedCustomFields, type ValueHolder } from "./custom_fields.ts";
 
 /** The tasks table, declared once (shared/db/table.ts); its extras: task_extras.ts. */
 export const TASKS = defineTable({
@@ -52,6 +52,13 @@ export const TASKS = defineTable({
 });
 
 type TaskRow = RowOf<typeof TASKS>;
+
+/** Tasks as holders of custom field values: a task is its row (its extras are not in it). */
+export const TASK_VALUES: ValueHolder<TaskRow, "task.updated"> = {
+  table: TASKS,
+  updated: "task.updated",
+  answer: (_tx, rows) => Promise.resolve(rows.map(TASKS.read)),
+};
 
 export async function findTask(sql: Queryable, organizationId: string, id: string): Promise<Task> {
   const row = await TASKS.get(sql, organizationId, id);
@@ -155,8 +162,12 @@ export async function updateTask(
   input: UpdateTaskBody,
 ): Promise<Task> {
   return await transaction(sql, async (tx) => {
-    const current = await TASKS.lock(tx, organizationId, id);
+    // A missing task is its 404 before any link's 400.
+    await TASKS.get(tx, organizationId, id);
+    // The links' locks before the task's: deleting a customer locks it and then the tasks that
+    // name it, so the other order deadlocked with it (a 500) when a PATCH named the customer.
     await assertLinks(tx, organizationId, input);
+    const current = await TASKS.lock(tx, organizationId, id);
     const changes = changedColumns(input, ["customFields"]);
     const values = await checkedCustomFields(
       tx,

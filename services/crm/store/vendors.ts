@@ -16,7 +16,7 @@ import { childrenOf } from "./people.ts";
 import { col, type Column, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { uuidv7 } from "@printshop/shared/ids";
 import { announce } from "./answers.ts";
-import { checkedCustomFields } from "./custom_fields.ts";
+import { checkedCustomFields, type ValueHolder } from "./custom_fields.ts";
 import { party } from "./parties.ts";
 
 /** The vendors table, declared once (shared/db/table.ts); contacts and addresses: people.ts. */
@@ -54,6 +54,13 @@ type VendorRow = RowOf<typeof VENDORS>;
 // own `vendor.updated`.
 const VENDOR = party(VENDORS, "vendor.updated");
 export const { createContact, createAddress, updateContact, updateAddress, deleteChild } = VENDOR;
+
+/** Vendors as holders of custom field values: announced whole, contacts and addresses too. */
+export const VENDOR_VALUES: ValueHolder<VendorRow, "vendor.updated"> = {
+  table: VENDORS,
+  updated: "vendor.updated",
+  answer: (tx, rows) => VENDOR.withChildren(tx, rows),
+};
 
 export async function findVendor(
   sql: Queryable,

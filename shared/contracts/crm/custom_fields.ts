@@ -133,7 +133,8 @@ export const customFieldOperations = operations("Custom fields", {
     summary: "Delete a custom field; one records hold values of only with `force=true`",
     query: DeleteCustomFieldQuery,
     responses: { 200: Deleted },
-    events: ["custom_field.deleted"],
+    // With force, each record that held a value is announced as changed.
+    events: ["custom_field.deleted", "customer.updated", "vendor.updated", "task.updated"],
     examples: { query: { force: "true" } },
   },
 });
