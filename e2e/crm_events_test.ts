@@ -130,6 +130,15 @@ Deno.test("every CRM event is emitted by an operation, and nothing else is", asy
     assertEquals(await of("vendor.archived"), [vendor.id]);
     assertEquals(await of("vendor.unarchived"), [vendor.id]);
     assertEquals(await of("task_checklist_item.deleted"), [second.id]);
+    // The forced delete of a field the bakery held announced the bakery without it, before the
+    // field's own event.
+    const [stripped] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM outbox u, outbox d
+      WHERE u.type = 'customer.updated' AND u.aggregate_id = ${bakery.id as string}
+        AND NOT u.payload -> 'customFields' ? ${courier.id as string}
+        AND d.type = 'custom_field.deleted' AND d.aggregate_id = ${courier.id as string}
+        AND (u.created_at, u.id) < (d.created_at, d.id)`;
+    assertEquals(stripped!.n, 1, "one customer.updated for the customer whose value went");
   } finally {
     await sql.end();
   }
