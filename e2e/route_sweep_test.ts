@@ -796,6 +796,7 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
   await t.step(
     "every tenant table, as the runtime role: a's rows with a set, none with none",
     async () => {
+      await fillTenantTables(stack, [[a, fa], [b, fb]]);
       const checked = await assertTenantVisibility(
         stack.db.url,
         stack.db.appUrl,
@@ -808,10 +809,73 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
 });
 
 /**
- * Tenant tables the sweep's fixtures leave without rows of both organisations, each with why;
- * the policy these have is the one every tenant table has (e2e/tenancy_test.ts).
+ * Tenant tables no organisation's request ever fills, each with why; the policy these have is the
+ * one every tenant table has (e2e/tenancy_test.ts).
  */
-const UNFILLED_TENANT_TABLES: Readonly<Record<string, string>> = {};
+const UNFILLED_TENANT_TABLES: Readonly<Record<string, string>> = {
+  "webhooks.outbox": "the webhooks service writes no events; every schema has the outbox table",
+};
+
+/**
+ * What the fixtures leave empty, made for each organisation after the sweep (whose snapshots it
+ * would change): catalogue settings, a proof showing a mock and sent (mail, its proofs, the
+ * approval link, history), a partner grant and a revoked key (the gateway's outbox and grants,
+ * and the webhooks service's record of both, which its consumer writes a moment later).
+ */
+async function fillTenantTables(
+  stack: TestStack,
+  tenants: readonly [Tenant, Fixture][],
+): Promise<void> {
+  const app = await stack.admin<{ data: { id: string } }>("POST", "/admin/partner-apps", {
+    name: "Sweep partner",
+    scopes: ["quotes.read"],
+  });
+  for (const [tenant, fixture] of tenants) {
+    const call = async (
+      method: string,
+      path: string,
+      body: unknown,
+      status: number,
+    ): Promise<{ data: { id: string } }> => {
+      const res = await stack.call(tenant.apiKey, method, path, body);
+      const text = await res.text();
+      assertEquals(res.status, status, `${method} ${path}: ${text}`);
+      return JSON.parse(text) as { data: { id: string } };
+    };
+    await call("PATCH", "/v1/catalogue-settings", { allowNegativeStock: true }, 200);
+    const proof = await call("POST", "/v1/proofs", {
+      quoteId: fixture.id("quoteId"),
+      recipientName: "Sweep",
+      recipientEmail: "sweep@example.com",
+      mockIds: [fixture.id("mockId")],
+    }, 201);
+    await call("POST", `/v1/proofs/${proof.data.id}/send`, {}, 200);
+    await stack.admin("POST", `/admin/partner-apps/${app.data.id}/grants`, {
+      organizationId: tenant.organizationId,
+      scopes: ["quotes.read"],
+    });
+    const key = await stack.admin<{ data: { id: string } }>(
+      "POST",
+      `/admin/organizations/${tenant.organizationId}/api-keys`,
+      { scopes: ["quotes.read"] },
+    );
+    await stack.admin("DELETE", `/admin/api-keys/${key.data.id}`);
+  }
+  const sql = connect(stack.db.url, { schema: "webhooks", max: 1 });
+  try {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const [row] = await sql<{ grants: number; revoked: number }[]>`
+        SELECT (SELECT count(DISTINCT organization_id) FROM partner_grant_versions)::int AS grants,
+          (SELECT count(DISTINCT organization_id) FROM revoked_credentials)::int AS revoked`;
+      if (row!.grants >= tenants.length && row!.revoked >= tenants.length) break;
+      assert(Date.now() < deadline, `the webhooks consumer did not record: ${JSON.stringify(row)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await sql.end();
+  }
+}
 
 /** A body the operation accepts: an override, or the required fields the schema generates. */
 function validBody(route: RouteDef, fixture: Fixture, receiverUrl: string): unknown {
