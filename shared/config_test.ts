@@ -17,7 +17,8 @@ const ServiceSchema = z.object({ ...serviceBaseConfig });
 
 const DATABASE_URL = "postgres://app:hunter2-db-password@db.internal:5432/printshop";
 const INTERNAL_SECRET = "s3cr3t-".repeat(6);
-const validEnv = { DATABASE_URL, INTERNAL_SECRET };
+const MIGRATION_DATABASE_URL = "postgres://owner:hunter3-db-password@db.internal:5432/printshop";
+const validEnv = { DATABASE_URL, MIGRATION_DATABASE_URL, INTERNAL_SECRET };
 
 /** Runs loadConfig and returns the ConfigError it throws; fails the test when it does not throw. */
 function configError<S extends z.ZodObject>(
@@ -123,7 +124,11 @@ Deno.test("loadConfig() never echoes a secret's value", async (t) => {
   });
 
   await t.step("a too-short INTERNAL_SECRET is redacted", () => {
-    const error = configError(ServiceSchema, { DATABASE_URL, INTERNAL_SECRET: "tiny-but-real" });
+    const error = configError(ServiceSchema, {
+      DATABASE_URL,
+      MIGRATION_DATABASE_URL,
+      INTERNAL_SECRET: "tiny-but-real",
+    });
     assert.match(error.message, /INTERNAL_SECRET must be at least 32 characters/);
     assert.ok(!error.message.includes("tiny-but-real"), error.message);
   });
@@ -162,6 +167,7 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
     PORT: 8080,
     HOST: "127.0.0.1",
     DATABASE_URL,
+    MIGRATION_DATABASE_URL,
     INTERNAL_SECRET,
     LOG_LEVEL: "info",
     // The API limits are in every process's base, so gateway and services agree on them.
