@@ -24,6 +24,8 @@ const NETWORK_CODES = new Set([
 /** postgres.js's own: a connect that timed out, a connection that closed under a statement. */
 const CLIENT_CODES = new Set([
   "CONNECT_TIMEOUT",
+  // Ours (mod.ts): no connection of its own for a transaction within the connect timeout.
+  "RESERVE_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
@@ -80,7 +82,10 @@ export class DatabaseAvailability {
   /** Records a failure that says the database is unavailable, and what to tell the client. */
   failed(error: unknown): Unavailable {
     this.#failures++;
-    if (this.#outageSince === null && !this.#stopped) {
+    // A wait for a connection that began in an outage ends in its own time, which may be after
+    // the outage did: it is that outage's failure, not the start of another.
+    const lingering = (error as { code?: string } | null)?.code === "RESERVE_TIMEOUT";
+    if (this.#outageSince === null && !this.#stopped && !lingering) {
       this.#outageSince = this.now();
       this.#failures = 1;
       this.logger.warn("database unavailable", { error: describe(error) });

@@ -128,13 +128,41 @@ function opening(organizationId: string | undefined, platform: boolean): string 
   return `begin; select set_config('${ORGANIZATION_SETTING}', '${organizationId}', true)`;
 }
 
+/**
+ * How long a transaction or read waits for a connection of its own. postgres.js's `reserve()`
+ * does not fail when the server is gone: while connects are refused its waiter is never answered,
+ * even after the server is back (found killing PostgreSQL under a write load: the gateway's key
+ * look-up, and every request sharing it, hung for good). Past this, the wait is given up as
+ * RESERVE_TIMEOUT (503 with Retry-After, availability.ts), and a connection that comes later goes
+ * straight back. As long as the pool's own connect timeout: a busy pool hands one out in ms.
+ */
+const RESERVE_TIMEOUT_MS = 2_000;
+
+async function reserveWithin(sql: Sql, ms: number): Promise<postgres.ReservedSql> {
+  const reserving = sql.reserve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reserving.then((late) => late.release(), () => {});
+      reject(Object.assign(new Error("No database connection within " + ms + " ms"), {
+        code: "RESERVE_TIMEOUT",
+      }));
+    }, ms);
+  });
+  try {
+    return await Promise.race([reserving, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function onOneConnection<T, Q>(
   sql: Sql,
   begin: string,
   fn: (tx: Q) => Promise<T>,
   awaitCommit: boolean,
 ): Promise<T> {
-  const connection = await sql.reserve();
+  const connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
   const unanswered: Promise<unknown>[] = [];
   beforeCommit.set(connection, unanswered);
   /**
