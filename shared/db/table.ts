@@ -148,8 +148,7 @@ type AnyColumn = Column<any, any, string | null, boolean>;
 /** What a table's `columns` may hold. */
 export type Columns = Record<string, AnyColumn | Computed<unknown>>;
 /** Any declared table, for helpers that work on several. */
-// deno-lint-ignore no-explicit-any
-export type AnyTable = Table<any>;
+export type AnyTable = Table<Columns>;
 
 /** The fields of `C` that are columns, and those that are computed. */
 type StoredOf<C extends Columns> = {

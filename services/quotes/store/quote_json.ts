@@ -102,7 +102,8 @@ function columnFields(
     }
     const own = options.rendered?.[key];
     const kind = own?.kind ?? (column.values ? "enum" : KIND_OF[column.sqlType]!);
-    const sql = own?.sql ?? `${alias}.${table.columnNames[key]}`;
+    const names: Readonly<Record<string, string>> = table.columnNames;
+    const sql = own?.sql ?? `${alias}.${names[key]}`;
     return field(key, sql, kind, column.isNullable ? NULLABLE : {});
   });
 }
