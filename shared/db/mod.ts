@@ -30,10 +30,14 @@ export async function behind<T extends readonly postgres.MaybeRow[], R>(
   ahead: postgres.PendingQuery<T>,
   next: () => Promise<R>,
 ): Promise<[postgres.RowList<T>, R]> {
-  ahead.execute().catch(() => {});
+  // Should the connection die under `ahead`, what `next` sent after it may never be answered
+  // (postgres.js#1186: statements it had queued on a reserved connection are dropped with it),
+  // so waiting for `next` ends with `ahead`'s failure then.
+  const lost = new Pending();
+  lost.add(ahead.execute());
   let result: R;
   try {
-    result = await next();
+    result = await lost.orLost(next());
   } catch (error) {
     await ahead;
     throw error;
@@ -42,10 +46,59 @@ export async function behind<T extends readonly postgres.MaybeRow[], R>(
 }
 
 /**
- * The statements each open `transaction()` was handed by `sendBeforeCommit`: sent, not yet
- * answered, each settled to its error (or null) so that none is an unhandled rejection.
+ * Statements sent without waiting for their answers, and the first sign that their connection
+ * is gone. postgres.js never answers a statement it had queued on a reserved connection when
+ * that connection dies (porsager/postgres#1186), only the ones already on the wire: whatever
+ * waits on the queued ones must also wait on `lost`, which fails with the first of these
+ * statements that failed for want of the database.
  */
-const beforeCommit = new WeakMap<object, Promise<unknown>[]>();
+class Pending {
+  /** Each statement's error once it is answered, or null; none is an unhandled rejection. */
+  readonly #answers: Promise<unknown>[] = [];
+  readonly lost: Promise<never>;
+  #lose: (error: unknown) => void = () => {};
+
+  constructor() {
+    this.lost = new Promise<never>((_, reject) => this.#lose = reject);
+    this.lost.catch(() => {});
+  }
+
+  add(statement: PromiseLike<unknown>): void {
+    this.#answers.push(
+      Promise.resolve(statement).then(() => null, (error: unknown) => {
+        const failure = error ?? new Error("statement failed");
+        if (isDatabaseUnavailable(failure)) this.#lose(failure);
+        return failure;
+      }),
+    );
+  }
+
+  /**
+   * The first failure among them as soon as it is answered (they are answered in the order they
+   * were sent, so it is the earliest's), or null once every one succeeded.
+   */
+  firstFailure(): Promise<unknown> {
+    const answers = this.#answers;
+    return new Promise((resolve) => {
+      let left = answers.length;
+      if (left === 0) resolve(null);
+      for (const answer of answers) {
+        void answer.then((failure) => {
+          if (failure !== null) resolve(failure);
+          else if (--left === 0) resolve(null);
+        });
+      }
+    });
+  }
+
+  /** `work`'s outcome, or the connection's loss should that come first. */
+  orLost<T>(work: Promise<T>): Promise<T> {
+    return Promise.race([work, this.lost]);
+  }
+}
+
+/** What each open `transaction()` was handed by `sendBeforeCommit`, with its BEGIN. */
+const beforeCommit = new WeakMap<object, Pending>();
 
 /**
  * Runs `fn` in a transaction on one connection of the pool, and commits when it resolves (rolls
@@ -163,8 +216,8 @@ async function onOneConnection<T, Q>(
   awaitCommit: boolean,
 ): Promise<T> {
   const connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
-  const unanswered: Promise<unknown>[] = [];
-  beforeCommit.set(connection, unanswered);
+  const pending = new Pending();
+  beforeCommit.set(connection, pending);
   /**
    * Set when the connection died under the transaction (the server went away): the server ended
    * the transaction with it, and postgres.js has already taken it back as closed. It must not be
@@ -174,18 +227,19 @@ async function onOneConnection<T, Q>(
   let died = false;
   const held = { pool: sql, connection, done: false };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
-  unanswered.push(settled(connection.unsafe(begin).simple().execute()));
+  pending.add(connection.unsafe(begin).simple().execute());
   try {
     // A reserved connection takes the same statements a transaction does (it has no
-    // `savepoint`, which nothing here uses).
+    // `savepoint`, which nothing here uses). Every wait below also ends when the connection is
+    // lost: a statement queued behind the one that found it dead is never answered.
     let result: T;
     try {
-      result = await connectionOf.run(held, () => fn(connection as unknown as Q));
+      result = await pending.orLost(connectionOf.run(held, () => fn(connection as unknown as Q)));
     } catch (error) {
       // A statement sent ahead that failed aborted the transaction: the statements after it
       // only say so (25P02). Its own error is the one that tells what went wrong.
       throw (error as { code?: string }).code === IN_FAILED_TRANSACTION
-        ? await firstFailure(unanswered) ?? error
+        ? await pending.firstFailure() ?? error
         : error;
     }
     const commit = connection.unsafe("commit").execute();
@@ -194,17 +248,21 @@ async function onOneConnection<T, Q>(
       commit.catch(() => {});
       return result;
     }
-    const failure = await firstFailure(unanswered);
+    const failure = await pending.firstFailure();
     // After a failed statement the server answers COMMIT with a rollback: nothing was written.
-    await commit;
+    // After a lost connection it never answers at all.
+    if (isDatabaseUnavailable(failure)) throw failure;
+    await pending.orLost(commit);
     if (failure) throw failure;
     return result;
   } catch (error) {
-    died = isDatabaseUnavailable(error) || isDatabaseUnavailable(await firstFailure(unanswered));
+    died = isDatabaseUnavailable(error) || isDatabaseUnavailable(await pending.firstFailure());
     if (!died) {
-      await connection.unsafe("rollback").catch((rollbackError: unknown) => {
-        died = isDatabaseUnavailable(rollbackError);
-      });
+      await pending.orLost(connection.unsafe("rollback").execute()).catch(
+        (rollbackError: unknown) => {
+          died = isDatabaseUnavailable(rollbackError);
+        },
+      );
     }
     throw error;
   } finally {
@@ -218,16 +276,6 @@ async function onOneConnection<T, Q>(
 
 const IN_FAILED_TRANSACTION = "25P02";
 
-/** The statement's error once it is answered, or null; never rejects. */
-function settled(statement: PromiseLike<unknown>): Promise<unknown> {
-  return Promise.resolve(statement).then(() => null, (error: unknown) => error ?? new Error());
-}
-
-async function firstFailure(unanswered: Promise<unknown>[]): Promise<unknown> {
-  const errors = await Promise.all(unanswered);
-  return errors.find((e) => e !== null) ?? null;
-}
-
 /**
  * Sends `statement` at once and lets the transaction's COMMIT follow it in the same round trip:
  * the caller goes on without its answer, and `transaction()` waits for it with the COMMIT's. A
@@ -240,12 +288,12 @@ export async function sendBeforeCommit(
   tx: Queryable,
   statement: postgres.PendingQuery<postgres.Row[]>,
 ): Promise<void> {
-  const unanswered = beforeCommit.get(tx);
-  if (!unanswered) {
+  const pending = beforeCommit.get(tx);
+  if (!pending) {
     await statement;
     return;
   }
-  unanswered.push(settled(statement.execute()));
+  pending.add(statement.execute());
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type postgres from "postgres";
 import { createTestDatabase } from "@printshop/shared/testing";
 import {
   behind,
@@ -13,6 +14,7 @@ import {
   sendBeforeCommit,
   type Sql,
   transaction,
+  type TransactionSql,
 } from "./mod.ts";
 
 /** A temporary folder holding the given files, as a directory URL (trailing slash). */
@@ -499,6 +501,66 @@ Deno.test("transaction() whose connection dies fails, and the pool goes on with 
       await within(transaction(sql, async (tx) => (await tx`SELECT 2 AS n`)[0]!.n), 10_000),
       2,
     );
+  } finally {
+    await sql.end({ timeout: 1 });
+    await admin.end({ timeout: 1 });
+    await db.drop();
+  }
+});
+
+Deno.test("transaction() and behind() whose connection dies under statements sent ahead fail at once, never hang", async (t) => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "public", max: 2 });
+  const admin = connect(db.url, { schema: "public", max: 1 });
+  const within = <T>(promise: Promise<T>, ms: number): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([
+      promise,
+      new Promise<never>((_, reject) => timer = setTimeout(() => reject(new Error("hung")), ms)),
+    ]).finally(() => clearTimeout(timer));
+  };
+  /**
+   * Runs `fn` in a transaction whose connection the server ends 100 ms after `fn` starts. Each
+   * `fn` first sends a statement with a parameter that is new on the connection: postgres.js
+   * holds the statements after it in the reserved connection's own queue until it is described,
+   * and those are the ones a dead connection never answers (porsager/postgres#1186).
+   */
+  const killedUnder = async (fn: (tx: TransactionSql) => Promise<unknown>): Promise<unknown> => {
+    const work = transaction(sql, async (tx) => {
+      const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      setTimeout(() => void admin`SELECT pg_terminate_backend(${row!.pid})`.catch(() => {}), 100);
+      return await fn(tx);
+    });
+    return await within(work.then(() => null, (error: unknown) => error), 10_000);
+  };
+  const slow = (tx: TransactionSql, n: number): postgres.PendingQuery<postgres.Row[]> =>
+    tx`SELECT pg_sleep(0.5), ${n}::int AS n`;
+  try {
+    await t.step("a statement awaited behind one handed to sendBeforeCommit", async () => {
+      const failed = await killedUnder(async (tx) => {
+        await sendBeforeCommit(tx, slow(tx, 1));
+        return await tx`SELECT ${2}::int AS n`;
+      });
+      assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${failed}`);
+    });
+    await t.step("the COMMIT behind a statement handed to sendBeforeCommit", async () => {
+      const failed = await killedUnder(async (tx) => {
+        await sendBeforeCommit(tx, slow(tx, 3));
+        await sendBeforeCommit(tx, tx`SELECT ${4}::int AS n`);
+      });
+      assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${failed}`);
+    });
+    await t.step("behind(): what follows the statement sent ahead", async () => {
+      const failed = await killedUnder((tx) => behind(slow(tx, 5), () => tx`SELECT ${6}::int`));
+      assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${failed}`);
+    });
+    await t.step("the pool serves the next transaction", async () => {
+      const n = await within(
+        transaction(sql, async (tx) => (await tx`SELECT 7 AS n`)[0]!.n),
+        10_000,
+      );
+      assert.equal(n, 7);
+    });
   } finally {
     await sql.end({ timeout: 1 });
     await admin.end({ timeout: 1 });
