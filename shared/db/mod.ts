@@ -124,10 +124,10 @@ export async function transaction<T>(
 /**
  * Runs `fn`'s reads for the current organisation on one connection, in a transaction that names
  * it to the policies, as `transaction` does; given a transaction already (a store called inside
- * one), `fn` runs on it as it is. Nothing is written, so nothing waits for the COMMIT: it follows
- * `fn`'s last statement and the connection goes back to the pool at once, the COMMIT still in
- * flight ahead of whatever it is given next. A read costs no round trip more than a statement
- * sent straight to the pool, which would see no tenant rows.
+ * one), `fn` runs on it as it is. Nothing is written, so the caller does not wait for the
+ * COMMIT: it follows `fn`'s last statement, and the connection goes back to the pool when it is
+ * answered. A read costs its caller no round trip more than a statement sent straight to the
+ * pool, which would see no tenant rows.
  */
 export async function read<T>(sql: Queryable, fn: (q: Queryable) => Promise<T>): Promise<T> {
   if (!isPool(sql)) return await fn(sql);
@@ -225,6 +225,8 @@ async function onOneConnection<T, Q>(
    * statement given it waits for ever (found when PostgreSQL was killed under the outbox relay).
    */
   let died = false;
+  /** A read's COMMIT, which the caller does not wait for, but the release does. */
+  let releaseAfter: Promise<unknown> | undefined;
   const held = { pool: sql, connection, done: false };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
   pending.add(connection.unsafe(begin).simple().execute());
@@ -244,8 +246,14 @@ async function onOneConnection<T, Q>(
     }
     const commit = connection.unsafe("commit").execute();
     if (!awaitCommit) {
-      // A read: its answers are in. A COMMIT that fails has nothing of it to undo.
-      commit.catch(() => {});
+      // A read: its answers are in, and a COMMIT that fails has nothing of it to undo. The
+      // connection goes back to the pool once the COMMIT is answered, not before: postgres.js
+      // answers a statement at its CommandComplete, and until the ReadyForQuery after it
+      // (which can come in a later packet) it holds what is sent next in the reserved
+      // connection's own queue. Released then to someone waiting for a connection, that queue
+      // is dropped: the COMMIT was never sent, and the next user ran inside this transaction,
+      // with this one's organisation or platform role.
+      releaseAfter = commit;
       return result;
     }
     const failure = await pending.firstFailure();
@@ -270,8 +278,27 @@ async function onOneConnection<T, Q>(
     // serves someone else: a nested read after this opens its own.
     held.done = true;
     beforeCommit.delete(connection);
-    if (!died) connection.release();
+    if (!died) releaseWhenDone(pending, connection, releaseAfter);
   }
+}
+
+/**
+ * Gives the connection back to the pool, at once or once `commit` is answered; never when it was
+ * lost with its connection (it is never answered then, and the pool has it back as closed).
+ */
+function releaseWhenDone(
+  pending: Pending,
+  connection: postgres.ReservedSql,
+  commit: Promise<unknown> | undefined,
+): void {
+  if (commit === undefined) {
+    connection.release();
+    return;
+  }
+  void pending.orLost(commit).then(
+    () => connection.release(),
+    (error: unknown) => isDatabaseUnavailable(error) || connection.release(),
+  );
 }
 
 const IN_FAILED_TRANSACTION = "25P02";

@@ -10,12 +10,15 @@ import {
   migrate,
   type Migration,
   openDatabase,
+  read,
   readMigrations,
   sendBeforeCommit,
   type Sql,
   transaction,
   type TransactionSql,
+  withOrganization,
 } from "./mod.ts";
+import { ORGANIZATION_SETTING } from "./tenancy.ts";
 
 /** A temporary folder holding the given files, as a directory URL (trailing slash). */
 async function migrationDir(files: Record<string, string>): Promise<{ url: URL; path: string }> {
@@ -564,6 +567,94 @@ Deno.test("transaction() and behind() whose connection dies under statements sen
   } finally {
     await sql.end({ timeout: 1 });
     await admin.end({ timeout: 1 });
+    await db.drop();
+  }
+});
+
+/**
+ * A TCP relay to PostgreSQL that hands each ReadyForQuery to the client on its own, a moment
+ * after what came before it, as a loaded network or a large answer may: postgres.js answers a
+ * statement at its CommandComplete and runs what was waiting on it before the ReadyForQuery.
+ */
+function splittingRelay(url: string): { url: string; close(): void } {
+  const target = new URL(url);
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const sockets: Deno.Conn[] = [];
+  const relay = async (client: Deno.Conn): Promise<void> => {
+    const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port) });
+    sockets.push(client, server);
+    client.readable.pipeTo(server.writable).catch(() => {});
+    const writer = client.writable.getWriter();
+    let buffered = new Uint8Array(0);
+    try {
+      for await (const chunk of server.readable) {
+        const joined = new Uint8Array(buffered.length + chunk.length);
+        joined.set(buffered);
+        joined.set(chunk, buffered.length);
+        // Whole messages only (a type byte, then a length that counts itself).
+        let at = 0;
+        let from = 0;
+        while (joined.length - at >= 5) {
+          const length = new DataView(joined.buffer).getInt32(at + 1);
+          if (joined.length - at < 1 + length) break;
+          if (joined[at] === 0x5a /* Z: ReadyForQuery */) {
+            await writer.write(joined.slice(from, at));
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            from = at;
+          }
+          at += 1 + length;
+        }
+        await writer.write(joined.slice(from, at));
+        buffered = joined.slice(at);
+      }
+    } catch { /* either side went away */ }
+    writer.close().catch(() => {});
+  };
+  (async () => {
+    for await (const client of listener) void relay(client);
+  })().catch(() => {});
+  const relayed = new URL(url);
+  relayed.hostname = "127.0.0.1";
+  relayed.port = String((listener.addr as Deno.NetAddr).port);
+  return {
+    url: relayed.toString(),
+    close() {
+      listener.close();
+      for (const socket of sockets) {
+        try {
+          socket.close();
+        } catch { /* closed already */ }
+      }
+    },
+  };
+}
+
+Deno.test("read() gives its connection back once its COMMIT is answered: whoever waits for it never runs inside its transaction", async () => {
+  const db = await createTestDatabase();
+  const relay = splittingRelay(db.url);
+  // One connection: the statement waiting for it gets it the moment read() lets it go.
+  const sql = connect(relay.url, { schema: "public", max: 1 });
+  try {
+    const organization = crypto.randomUUID();
+    for (let i = 0; i < 5; i++) {
+      // A statement new on the connection (a parameter, not yet described): postgres.js holds the
+      // COMMIT sent after its answer until the ReadyForQuery that follows it.
+      const reading = withOrganization(
+        organization,
+        () => read(sql, (q) => q.unsafe<{ n: number }[]>(`SELECT $1::int + ${i} AS n`, [i])),
+      );
+      // One simple-protocol message, waiting for the connection: outside a transaction block,
+      // its own transaction begins with it.
+      const waiting = sql.unsafe<{ open: boolean; organization: string | null }[]>(
+        `SELECT now() <> statement_timestamp() AS open,
+          nullif(current_setting('${ORGANIZATION_SETTING}', true), '') AS organization`,
+      ).execute();
+      assert.equal((await reading)[0]?.n, 2 * i);
+      assert.deepEqual((await waiting)[0], { open: false, organization: null }, `read ${i}`);
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+    relay.close();
     await db.drop();
   }
 });
