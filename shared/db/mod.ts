@@ -278,7 +278,7 @@ async function onOneConnection<T, Q>(
     // serves someone else: a nested read after this opens its own.
     held.done = true;
     beforeCommit.delete(connection);
-    if (!died) releaseWhenDone(pending, connection, releaseAfter);
+    if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
   }
 }
 
@@ -287,6 +287,7 @@ async function onOneConnection<T, Q>(
  * lost with its connection (it is never answered then, and the pool has it back as closed).
  */
 function releaseWhenDone(
+  pool: Sql,
   pending: Pending,
   connection: postgres.ReservedSql,
   commit: Promise<unknown> | undefined,
@@ -295,10 +296,41 @@ function releaseWhenDone(
     connection.release();
     return;
   }
-  void pending.orLost(commit).then(
+  const released = pending.orLost(commit).then(
     () => connection.release(),
-    (error: unknown) => isDatabaseUnavailable(error) || connection.release(),
+    (error: unknown) => void (isDatabaseUnavailable(error) || connection.release()),
   );
+  let set = releasing.get(pool);
+  if (!set) releasing.set(pool, set = new Set());
+  set.add(released);
+  void released.finally(() => set.delete(released));
+}
+
+/** Each pool's reads whose connection is given back once their COMMIT is answered. */
+const releasing = new WeakMap<Sql, Set<Promise<void>>>();
+
+/** How long a pool's end() waits for those before it goes on (a lost COMMIT never answers). */
+const RELEASE_WAIT_MS = 1_000;
+
+/**
+ * postgres.js's end() waits for ever on a connection that is still reserved when it is called
+ * and released after (porsager/postgres#925): a read that returned a moment ago may still hold
+ * its connection until its COMMIT is answered, so the pool's end() lets those finish first.
+ */
+function endAfterReleases(pool: Sql): void {
+  const end = pool.end.bind(pool);
+  pool.end = async (options?: { timeout?: number }): Promise<void> => {
+    const waiting = [...releasing.get(pool) ?? []];
+    if (waiting.length > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(waiting),
+        new Promise((resolve) => timer = setTimeout(resolve, RELEASE_WAIT_MS)),
+      ]);
+      clearTimeout(timer);
+    }
+    return await end(options);
+  };
 }
 
 const IN_FAILED_TRANSACTION = "25P02";
@@ -377,7 +409,7 @@ const DATE_OID = 1082;
 
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {
-  return postgres(url, {
+  const pool = postgres(url, {
     max: options.max ?? 10,
     idle_timeout: 30,
     // A database that does not answer a connect within 2 s is unavailable: the request gets its
@@ -404,6 +436,8 @@ export function connect(url: string, options: ConnectOptions): Sql {
     },
     debug: options.onQuery ? (_conn, text) => options.onQuery?.(text) : undefined,
   });
+  endAfterReleases(pool);
+  return pool;
 }
 
 export interface Migration {

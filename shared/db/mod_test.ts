@@ -492,9 +492,13 @@ Deno.test("transaction() whose connection dies fails, and the pool goes on with 
   try {
     const failed = await transaction(sql, async (tx) => {
       const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-      // The server ends this connection, as a restart or a failover would.
+      // The server ends this connection under a statement, as a restart or a failover would.
+      // (A statement sent once it is gone, with none on the way, is postgres.js's own crash,
+      // porsager/postgres#1154: it writes to the closed socket.)
+      const sleeping = tx`SELECT pg_sleep(5)`.execute();
+      sleeping.catch(() => {}); // awaited below; it may fail before that
       await admin`SELECT pg_terminate_backend(${row!.pid})`;
-      await tx`SELECT 1`;
+      await sleeping;
     }).then(() => null, (error: unknown) => error);
     assert.ok(isDatabaseUnavailable(failed), `a connection failure: ${failed}`);
     // Released as it was, the dead connection would be handed out again and this would hang.
@@ -655,6 +659,28 @@ Deno.test("read() gives its connection back once its COMMIT is answered: whoever
   } finally {
     await sql.end({ timeout: 1 });
     relay.close();
+    await db.drop();
+  }
+});
+
+Deno.test("a pool ends right after a read, its connection given back once the COMMIT is answered", async () => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "public", max: 1 });
+  try {
+    const [row] = await withOrganization(
+      crypto.randomUUID(),
+      () => read(sql, (q) => q<{ n: number }[]>`SELECT ${1}::int AS n`),
+    );
+    assert.equal(row?.n, 1);
+    // postgres.js's end() alone would wait for ever on the connection still reserved for the
+    // COMMIT (porsager/postgres#925).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      sql.end(),
+      new Promise((_, reject) => timer = setTimeout(() => reject(new Error("hung")), 10_000)),
+    ]).finally(() => clearTimeout(timer));
+  } finally {
+    // Not sql.end() again: it would wait on the first.
     await db.drop();
   }
 });
