@@ -9,11 +9,24 @@
  * index leads with organization_id, and the lists say which organisation they list.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
-import { type Sql, transaction } from "@printshop/shared/db";
-import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
+import type { Sql } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import { importContextKey } from "@printshop/shared/internal-context";
-import { type ServiceHarness, serviceHarness, TEST_SERVICE_ENV } from "@printshop/shared/testing";
+import {
+  type ExplainRow,
+  indexesUnder,
+  outline,
+  planIn,
+  type PlanNode,
+  readsOf,
+  recordingPool,
+  scopedTransaction,
+  type Sent,
+  seqScansOf,
+  type ServiceHarness,
+  serviceHarness,
+  TEST_SERVICE_ENV,
+} from "@printshop/shared/testing";
 import {
   ListCatalogueItemsQuery,
   ListGarmentVariantsQuery,
@@ -33,39 +46,6 @@ type H = ServiceHarness<Config>;
 const ORGANIZATIONS = 40;
 const ITEMS_PER_ORGANIZATION = 500;
 const PAGE_SIZE_MAX = 100;
-
-interface Sent {
-  text: string;
-  parameters: unknown[];
-  types: number[];
-}
-
-/** A plan node of EXPLAIN (FORMAT JSON), as far as these checks read it. */
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Plans?: PlanNode[];
-}
-
-/** The plan as a short tree: each node, what it reads and through which index. */
-function outline(node: PlanNode, depth = 0): string {
-  const parts = [
-    node["Node Type"],
-    node["Relation Name"] ? `on ${node["Relation Name"]}` : "",
-    node["Index Name"] ? `using ${node["Index Name"]}` : "",
-    node["Index Cond"] ? `[${node["Index Cond"]}]` : "",
-  ].filter(Boolean);
-  return [
-    `${"  ".repeat(depth)}${parts.join(" ")}`,
-    ...(node.Plans ?? []).map((child) => outline(child, depth + 1)),
-  ].join("\n");
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
 
 /** A parameter as PostgreSQL's text input reads it, quoted as a literal. */
 function literal(value: unknown): string {
@@ -147,27 +127,27 @@ async function planOf(
   sent: Sent,
   mode: "force_custom_plan" | "force_generic_plan",
 ): Promise<PlanNode> {
-  return await withOrganization(organizationId, () =>
-    transaction(app, async (tx) => {
-      const types = await tx<{ oid: number; name: string }[]>`
-        SELECT oid::int AS oid, format_type(oid, NULL) AS name FROM pg_type
-        WHERE oid = ANY(${sent.types.filter((t) => t !== 0)}::oid[])`;
-      const typeName = new Map(types.map((t) => [t.oid, t.name]));
-      const declared = sent.types.map((t) => typeName.get(t) ?? "unknown");
-      await tx.unsafe(`SET LOCAL plan_cache_mode = ${mode}`);
-      await tx.unsafe(
-        `PREPARE plan_check${declared.length ? `(${declared.join(", ")})` : ""} AS ${sent.text}`,
-      );
-      try {
-        const args = sent.parameters.map(literal).join(", ");
-        const [row] = await tx.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
+  return await scopedTransaction(app, { organizationId }, async (tx) => {
+    const types = await tx<{ oid: number; name: string }[]>`
+      SELECT oid::int AS oid, format_type(oid, NULL) AS name FROM pg_type
+      WHERE oid = ANY(${sent.types.filter((t) => t !== 0)}::oid[])`;
+    const typeName = new Map(types.map((t) => [t.oid, t.name]));
+    const declared = sent.types.map((t) => typeName.get(t) ?? "unknown");
+    await tx.unsafe(`SET LOCAL plan_cache_mode = ${mode}`);
+    await tx.unsafe(
+      `PREPARE plan_check${declared.length ? `(${declared.join(", ")})` : ""} AS ${sent.text}`,
+    );
+    try {
+      const args = sent.parameters.map(literal).join(", ");
+      return planIn(
+        await tx.unsafe<ExplainRow[]>(
           `EXPLAIN (FORMAT JSON) EXECUTE plan_check${args ? `(${args})` : ""}`,
-        );
-        return row!["QUERY PLAN"][0]!.Plan;
-      } finally {
-        await tx.unsafe("DEALLOCATE plan_check");
-      }
-    }));
+        ),
+      );
+    } finally {
+      await tx.unsafe("DEALLOCATE plan_check");
+    }
+  });
 }
 
 interface Shape {
@@ -191,17 +171,12 @@ Deno.test("catalogue lists, searches and filters keep their indexes under the po
     FROM garment_variants v WHERE v.organization_id = ${org} LIMIT 1`;
   assert(target);
 
-  const recorded: Sent[] = [];
-  const password = decodeURIComponent(new URL(h.databaseUrl).password);
   // The app role, as the service connects, recording what its stores send.
-  const pool: Sql = postgres(roleUrl(h.databaseUrl, ROLES.app, password), {
-    max: 2,
-    onnotice: () => {},
-    connection: { search_path: "catalogue" },
-    debug: (_connection, text, parameters, types) => {
-      recorded.push({ text, parameters: [...parameters], types: [...types] });
-    },
-  });
+  const { sql: pool, sent: recorded } = recordingPool(
+    h.databaseUrl,
+    catalogueService.service,
+    { max: 2 },
+  );
   const key = await importContextKey(TEST_SERVICE_ENV.INTERNAL_SECRET!);
   const scope = { key, list: "listCatalogueItems", organizationId: org };
   const items = (query: Record<string, unknown>) => (sql: Sql) =>
@@ -347,18 +322,16 @@ Deno.test("catalogue lists, searches and filters keep their indexes under the po
       for (const statement of sent) {
         for (const mode of ["force_custom_plan", "force_generic_plan"] as const) {
           const plan = await planOf(pool, org, statement, mode);
-          const nodes = nodesOf(plan);
-          const onTable = nodes.filter((node) => node["Relation Name"] === shape.table);
           const where = `${shape.name} (${mode}): ${statement.text}\n${outline(plan)}`;
-          if (onTable.some((node) => node["Node Type"] === "Seq Scan")) {
+          if (seqScansOf(plan, [shape.table]).length > 0) {
             lost.push(`Seq Scan on ${shape.table}: ${where}`);
-          } else if (onTable.length === 0) {
+          } else if (readsOf(plan, shape.table).length === 0) {
             lost.push(`${shape.table} is not read at all: ${where}`);
           }
           // The page itself (not its count) is read through the index named (a bitmap index
           // scan names no relation: any node may carry it).
           const isPage = !/^\s*SELECT count\(\*\)/i.test(statement.text);
-          if (shape.index && isPage && !nodes.some((n) => n["Index Name"] === shape.index)) {
+          if (shape.index && isPage && !indexesUnder(plan).includes(shape.index)) {
             lost.push(`not through ${shape.index}: ${where}`);
           }
         }

@@ -7,12 +7,22 @@
  * `ILIKE`, `= ANY` on an array) may not be used ahead of the policy, so a plan can quietly
  * lose its index once the policies are on.
  */
-import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import postgres from "postgres";
-import { type Sql, transaction } from "@printshop/shared/db";
-import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
+import assert from "node:assert/strict";
+import type { Sql } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import { ApiError } from "@printshop/shared/http";
-import { serviceHarness } from "@printshop/shared/testing";
+import {
+  assertNoSeqScan,
+  type ExplainRow,
+  planFor,
+  planIn,
+  type PlanNode,
+  type PlanScope,
+  recordingPool,
+  scansOf,
+  scopedTransaction,
+  serviceHarness,
+} from "@printshop/shared/testing";
 import { crmService } from "./app.ts";
 import { bulkSetTier, findCustomer, listCustomers } from "./store/customers.ts";
 import { listVendors } from "./store/vendors.ts";
@@ -20,67 +30,6 @@ import { listTasks } from "./store/tasks.ts";
 import { findExtras } from "./store/task_extras.ts";
 import { listDefinitions, updateDefinition } from "./store/custom_fields.ts";
 import { deleteDefinition } from "./store/custom_field_removal.ts";
-
-/** A statement as a store sent it. */
-interface Sent {
-  text: string;
-  params: unknown[];
-}
-
-/** One node of a plan, as EXPLAIN (FORMAT JSON) gives it. */
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-/** A table read by a plan: how, and through which indexes (none for a Seq Scan). */
-interface Scan {
-  type: string;
-  table: string;
-  indexes: string[];
-}
-
-/** The index names in a subtree: a Bitmap Heap Scan's come from the Bitmap Index Scans under it. */
-function indexesUnder(node: PlanNode): string[] {
-  return [
-    ...(node["Index Name"] === undefined ? [] : [node["Index Name"]]),
-    ...(node.Plans ?? []).flatMap(indexesUnder),
-  ];
-}
-
-/** Every table a plan reads (an UPDATE's ModifyTable writes; the scans under it read). */
-function scans(node: PlanNode): Scan[] {
-  if (node["Relation Name"] !== undefined && node["Node Type"].endsWith("Scan")) {
-    const table = node["Relation Name"];
-    return [{ type: node["Node Type"], table, indexes: indexesUnder(node) }];
-  }
-  return (node.Plans ?? []).flatMap(scans);
-}
-
-const DATE_OID = 1082;
-
-/**
- * The runtime role's pool, as the service opens it, recording every statement it sends. One
- * connection, so that what it has prepared (pg_prepared_statements) is what the calls sent.
- */
-function recordingPool(url: string, sent: Sent[]): Sql {
-  return postgres(url, {
-    max: 1,
-    onnotice: () => {},
-    connection: { search_path: crmService.service },
-    types: {
-      date: {
-        to: DATE_OID,
-        from: [DATE_OID],
-        serialize: (value: string) => value,
-        parse: (value: string) => value,
-      },
-    },
-    debug: (_connection, text, params) => sent.push({ text, params: [...params] }),
-  });
-}
 
 /** The tables seeded with many organisations' rows: none of them may be read by a Seq Scan. */
 const SEEDED = [
@@ -194,17 +143,18 @@ Deno.test("plans: CRM lists, searches, filters and custom-field look-ups keep th
   const [quote] = await h.sql<{ quote_id: string }[]>`
     SELECT quote_id FROM tasks WHERE organization_id = ${org} AND quote_id IS NOT NULL LIMIT 1`;
 
-  const password = decodeURIComponent(new URL(h.databaseUrl).password);
-  const sent: Sent[] = [];
-  const pool = recordingPool(roleUrl(h.databaseUrl, ROLES.app, password), sent);
+  // The runtime role's pool, as the service opens it, recording every statement it sends. One
+  // connection, so that what it has prepared (pg_prepared_statements) is what the calls sent.
+  const { sql: pool, sent } = recordingPool(h.databaseUrl, crmService.service, { max: 1 });
+  const ours: PlanScope = { organizationId: org };
   try {
     /**
      * Runs `call` for the organisation, then EXPLAINs each statement it sent (as sent, then as
-     * the generic plan a prepared statement settles on) and answers every scan of each.
+     * the generic plan a prepared statement settles on) and answers each plan.
      */
     const plansOf = async (
       call: (sql: Sql) => Promise<unknown>,
-    ): Promise<{ text: string; scans: Scan[] }[]> => {
+    ): Promise<{ text: string; plan: PlanNode }[]> => {
       sent.length = 0;
       await withOrganization(org, () => call(pool)).catch((error) => {
         // A refusal (a 409) is fine: what it sent before it is what is looked at.
@@ -219,26 +169,17 @@ Deno.test("plans: CRM lists, searches, filters and custom-field look-ups keep th
           .map((row) => row.statement),
       );
       const out = [];
-      for (const { text, params } of statements) {
-        const variants = prepared.has(text) ? ["FORMAT JSON", "FORMAT JSON, GENERIC_PLAN"] : [
-          "FORMAT JSON",
-        ];
-        for (const options of variants) {
-          const generic = options.includes("GENERIC");
+      for (const statement of statements) {
+        out.push({ text: statement.text, plan: await planFor(pool, ours, statement) });
+        if (prepared.has(statement.text)) {
           // The generic plan has no values: sent as a simple query, its $n stay placeholders.
-          const [row] = await withOrganization(
-            org,
-            () =>
-              transaction(
-                pool,
-                (tx) =>
-                  generic
-                    ? tx.unsafe(`EXPLAIN (${options}) ${text}`).simple()
-                    : tx.unsafe(`EXPLAIN (${options}) ${text}`, params as never[]),
-              ),
+          const explain = `EXPLAIN (FORMAT JSON, GENERIC_PLAN) ${statement.text}`;
+          const rows = await scopedTransaction(
+            pool,
+            ours,
+            (tx) => tx.unsafe<ExplainRow[]>(explain).simple(),
           );
-          const plan = (row!["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan;
-          out.push({ text: `${generic ? "[generic] " : ""}${text}`, scans: scans(plan) });
+          out.push({ text: `[generic] ${statement.text}`, plan: planIn(rows) });
         }
         sent.length = 0;
       }
@@ -259,13 +200,10 @@ Deno.test("plans: CRM lists, searches, filters and custom-field look-ups keep th
       byIds: Record<string, { statements: RegExp; indexes: readonly string[] }> = {},
     ): Promise<void> => {
       const plans = await plansOf(call);
-      for (const { text, scans: found } of plans) {
-        const seq = found.filter((s) => s.type === "Seq Scan" && SEEDED.includes(s.table));
-        assertEquals(seq, [], `${what}: a Seq Scan in\n${text}`);
-      }
+      for (const { text, plan } of plans) assertNoSeqScan(plan, SEEDED, `${what}: in\n${text}\n`);
       for (const table of new Set([...Object.keys(expected), ...Object.keys(byIds)])) {
-        const used = plans.flatMap(({ text, scans }) =>
-          scans.filter((s) => s.table === table).map((scan) => ({ text, scan }))
+        const used = plans.flatMap(({ text, plan }) =>
+          scansOf(plan).filter((s) => s.table === table).map((scan) => ({ text, scan }))
         );
         assert(used.length > 0, `${what}: ${table} is read`);
         for (const { text, scan } of used) {

@@ -9,11 +9,18 @@
  * a Seq Scan.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
-import { platformTransaction, type Sql, transaction, withOrganization } from "@printshop/shared/db";
-import { ROLES, roleUrl } from "@printshop/shared/db/tenancy";
+import { transaction, withOrganization } from "@printshop/shared/db";
 import { ListProofsQuery } from "@printshop/shared/contracts/proofs";
-import { type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
+import {
+  outline,
+  planFor,
+  type PlanNode,
+  recordingPool,
+  type Sent,
+  seqScansOf,
+  type ServiceHarness,
+  serviceHarness,
+} from "@printshop/shared/testing";
 import type { Config } from "./config.ts";
 import { proofsService } from "./app.ts";
 import { listProofs } from "./store/proofs.ts";
@@ -103,33 +110,6 @@ async function seed(h: ServiceHarness<Config>, org: string): Promise<void> {
   `).simple();
 }
 
-interface Sent {
-  text: string;
-  parameters: unknown[];
-}
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
-/** What each statement scans, as `Node Type on relation (index)`. */
-function scans(plan: PlanNode): string[] {
-  return nodesOf(plan).filter((n) => n["Relation Name"] !== undefined || n["Index Name"]).map((
-    n,
-  ) =>
-    `${n["Node Type"]} on ${n["Relation Name"] ?? ""}${
-      n["Index Name"] ? ` (${n["Index Name"]})` : ""
-    }`
-  );
-}
-
 Deno.test("plans: every list, search, filter and look-up keeps its index under the policies", async () => {
   await using h = await serviceHarness(proofsService);
   const org = crypto.randomUUID();
@@ -141,21 +121,14 @@ Deno.test("plans: every list, search, filter and look-up keeps its index under t
 
   // The store's functions on a pool of the runtime role whose every statement is kept, with the
   // parameters it was sent with.
-  const password = decodeURIComponent(new URL(h.databaseUrl).password);
-  let sent: Sent[] = [];
-  const app: Sql = postgres(roleUrl(h.databaseUrl, ROLES.app, password), {
-    max: 2,
-    onnotice: () => {},
-    connection: { search_path: proofsService.service },
-    debug: (_connection, text, parameters) => void sent.push({ text, parameters }),
-  });
+  const { sql: app, sent } = recordingPool(h.databaseUrl, proofsService.service, { max: 2 });
   try {
     /** Runs `work` and answers each statement it sent that reads or changes rows. */
     const statementsOf = async (work: () => Promise<unknown>): Promise<Sent[]> => {
-      sent = [];
+      sent.length = 0;
       await work();
       // The driver's own look-up of array types is the catalogue's, not the store's.
-      return sent.filter((s) =>
+      return sent.splice(0).filter((s) =>
         /^\s*(SELECT|WITH|UPDATE|DELETE)\b/i.test(s.text) && !s.text.includes("pg_catalog.")
       );
     };
@@ -199,36 +172,26 @@ Deno.test("plans: every list, search, filter and look-up keeps its index under t
       await listOutbox(app, 100);
     });
 
-    const explain = async (tx: postgres.TransactionSql, statement: Sent): Promise<string[]> => {
-      const [row] = await tx.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
-        `EXPLAIN (FORMAT JSON) ${statement.text}`,
-        statement.parameters as postgres.ParameterOrJSON<never>[],
-      );
-      return scans(row!["QUERY PLAN"][0]!.Plan);
-    };
     const platformTexts = new Set(forPlatform.map((s) => s.text));
-    const plans: [string, string[]][] = [];
+    const plans: [string, PlanNode][] = [];
     for (const statement of [...forOrganization, ...page]) {
       const platform = /FROM approval_links WHERE id = \$1\s*$/.test(statement.text);
-      plans.push([
-        statement.text,
-        platform
-          ? await platformTransaction(app, (tx) => explain(tx, statement))
-          : await withOrganization(org, () => transaction(app, (tx) => explain(tx, statement))),
-      ]);
+      const scope = platform ? { platform: true } as const : { organizationId: org };
+      plans.push([statement.text, await planFor(app, scope, statement)]);
     }
     for (const statement of forPlatform) {
-      plans.push([statement.text, await platformTransaction(app, (tx) => explain(tx, statement))]);
+      plans.push([statement.text, await planFor(app, { platform: true }, statement)]);
     }
     assert(platformTexts.size === 2, "the claim and the outbox were seen");
     assert(plans.length > 20, `every statement was seen (${plans.length})`);
-    const whole = plans.flatMap(([text, scanned]) =>
-      scanned.filter((scan) => scan.startsWith("Seq Scan") && SEEDED.has(scan.split(" on ")[1]!))
-        .map((scan) => `${scan}\n  in ${text.replace(/\s+/g, " ").slice(0, 300)}`)
+    const whole = plans.flatMap(([text, plan]) =>
+      seqScansOf(plan, SEEDED).map((scan) =>
+        `Seq Scan on ${scan["Relation Name"]}\n  in ${text.replace(/\s+/g, " ").slice(0, 300)}`
+      )
     );
     if (Deno.env.get("PLANS_SHOW")) {
-      for (const [text, scanned] of plans) {
-        console.log(scanned, text.replace(/\s+/g, " ").slice(0, 700));
+      for (const [text, plan] of plans) {
+        console.log(outline(plan), text.replace(/\s+/g, " ").slice(0, 700));
       }
     }
     assert(whole.length === 0, `tables scanned whole:\n${whole.join("\n")}`);

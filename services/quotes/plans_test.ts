@@ -6,25 +6,18 @@
  * ILIKE, can keep PostgreSQL from using an index it would use without the policy.)
  */
 import assert from "node:assert/strict";
-import { type Fragment, type Queryable, transaction } from "@printshop/shared/db";
-import { withOrganization } from "@printshop/shared/db/tenancy";
-import { serviceHarness } from "@printshop/shared/testing";
+import type { Fragment, Queryable } from "@printshop/shared/db";
+import {
+  assertNoSeqScan,
+  planFor,
+  type PlanNode,
+  readsOf,
+  serviceHarness,
+} from "@printshop/shared/testing";
 import type { ListQuotesQuery } from "@printshop/shared/contracts/quotes";
 import { quotesService } from "./app.ts";
 import { QUOTE_LIST } from "./store/quotes.ts";
 import { documentPageStatements } from "./store/quote_documents.ts";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a plan, depth first. */
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
 
 const SHOPS = 20;
 const QUOTES_EACH = 1500;
@@ -52,18 +45,11 @@ Deno.test("the quote list's statements use their indexes under the policies", as
 
   /** The plan of `statement` as the service would run it for the organisation. */
   const plan = (statement: (q: Queryable) => Fragment): Promise<PlanNode> =>
-    withOrganization(org, () =>
-      transaction(h.deps.sql, async (tx) => {
-        const [row] = await tx<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-          EXPLAIN (FORMAT JSON) ${statement(tx)}`;
-        return row!["QUERY PLAN"][0]!.Plan;
-      }));
+    planFor(h.deps.sql, { organizationId: org }, statement);
+  /** The plan reads quotes, and never every quote. */
   const assertIndexed = (root: PlanNode, what: string): void => {
-    const nodes = nodesOf(root);
-    const scans = nodes.filter((n) => n["Relation Name"] === "quotes");
-    assert(scans.length > 0, `${what}: the plan reads quotes`);
-    const whole = scans.filter((n) => n["Node Type"] === "Seq Scan");
-    assert.deepStrictEqual(whole, [], `${what} reads every quote: ${JSON.stringify(root)}`);
+    assert(readsOf(root, "quotes").length > 0, `${what}: the plan reads quotes`);
+    assertNoSeqScan(root, ["quotes"], what);
   };
 
   const lists: [string, ListQuotesQuery][] = [

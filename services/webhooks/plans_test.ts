@@ -4,38 +4,13 @@
  * platform's for the claim), over tables where one organisation's rows are a twentieth of the
  * whole, ANALYZEd: no statement reads subscriptions, deliveries or events whole.
  */
-import assert from "node:assert/strict";
-import {
-  type Fragment,
-  platformTransaction,
-  type Queryable,
-  transaction,
-} from "@printshop/shared/db";
-import { withOrganization } from "@printshop/shared/db/tenancy";
+import type { Fragment, Queryable } from "@printshop/shared/db";
 import { listOrderSql, type ListSpec, rowConditions } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
+import { assertNoSeqScan, planFor, type PlanNode } from "@printshop/shared/testing";
 import { webhooksHarness } from "./test_fixtures.ts";
 import { ownedBy, type Owner, SUBSCRIPTION_LIST } from "./store/subscriptions.ts";
 import { claimStatement, DELIVERY_LIST } from "./store/deliveries.ts";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a plan, depth first. */
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
-/** Fails when the plan reads one of `tables` whole. */
-function assertIndexed(root: PlanNode, tables: readonly string[], what: string): void {
-  const whole = nodesOf(root).filter((n) =>
-    n["Node Type"] === "Seq Scan" && tables.includes(n["Relation Name"] ?? "")
-  );
-  assert.deepStrictEqual(whole, [], `${what} reads a table whole: ${JSON.stringify(root)}`);
-}
 
 /**
  * The two statements offsetPage sends for a list (shared/db/pages.ts): the page and the count,
@@ -114,16 +89,8 @@ Deno.test("the webhook lists and the delivery claim use their indexes under the 
     GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
 
   /** The plan of `statement` as the service would run it for the organisation. */
-  const plan = (statement: (q: Queryable) => Fragment, platform = false): Promise<PlanNode> => {
-    const explain = async (tx: Queryable): Promise<PlanNode> => {
-      const [row] = await tx<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-        EXPLAIN (FORMAT JSON) ${statement(tx)}`;
-      return row!["QUERY PLAN"][0]!.Plan;
-    };
-    return platform
-      ? platformTransaction(h.deps.sql, explain)
-      : withOrganization(org, () => transaction(h.deps.sql, explain));
-  };
+  const plan = (statement: (q: Queryable) => Fragment, platform = false): Promise<PlanNode> =>
+    planFor(h.deps.sql, platform ? { platform: true } : { organizationId: org }, statement);
 
   const subscriptionQueries: [string, Record<string, unknown>][] = [
     ["the default order", {}],
@@ -145,7 +112,7 @@ Deno.test("the webhook lists and the delivery claim use their indexes under the 
         const root = await plan((q) =>
           listStatements(q, SUBSCRIPTION_LIST, ownedBy(q, owner), query)[index]!
         );
-        assertIndexed(root, ["subscriptions"], `subscriptions ${what}`);
+        assertNoSeqScan(root, ["subscriptions"], `subscriptions ${what}`);
       }
     });
   }
@@ -161,7 +128,7 @@ Deno.test("the webhook lists and the delivery claim use their indexes under the 
         const root = await plan((q) =>
           listStatements(q, DELIVERY_LIST, q`d.subscription_id = ${mine!.id}`, query)[index]!
         );
-        assertIndexed(root, ["deliveries", "events"], `deliveries ${what}`);
+        assertNoSeqScan(root, ["deliveries", "events"], `deliveries ${what}`);
       }
     });
   }
@@ -172,11 +139,11 @@ Deno.test("the webhook lists and the delivery claim use their indexes under the 
         WHERE organization_id = ${org} AND seq > 100 AND type = ANY(${["quote.created"]})
         ORDER BY seq LIMIT 51`
     );
-    assertIndexed(root, ["events"], "the event log");
+    assertNoSeqScan(root, ["events"], "the event log");
   });
 
   await t.step("the delivery claim, as the platform", async () => {
     const root = await plan((q) => claimStatement(q, 32, 60_000) as unknown as Fragment, true);
-    assertIndexed(root, ["deliveries", "subscriptions", "events"], "the claim");
+    assertNoSeqScan(root, ["deliveries", "subscriptions", "events"], "the claim");
   });
 });

@@ -397,7 +397,7 @@ export interface ConnectOptions {
   max?: number;
   applicationName?: string;
   /** Called once per statement; tests use it to count queries. */
-  onQuery?: (text: string) => void;
+  onQuery?: (text: string, parameters: readonly unknown[], types: readonly unknown[]) => void;
   /**
    * The role every connection takes as it opens (`SET ROLE` as a start-up parameter), for a pool
    * whose every statement is the platform's (the embedded bus).
@@ -434,7 +434,9 @@ export function connect(url: string, options: ConnectOptions): Sql {
         parse: (value: string) => value,
       },
     },
-    debug: options.onQuery ? (_conn, text) => options.onQuery?.(text) : undefined,
+    debug: options.onQuery
+      ? (_conn, text, parameters, types) => options.onQuery?.(text, parameters, types)
+      : undefined,
   });
   endAfterReleases(pool);
   return pool;

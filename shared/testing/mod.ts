@@ -4,3 +4,4 @@ export * from "./service.ts";
 export * from "./receiver.ts";
 export * from "./envelope.ts";
 export * from "./events.ts";
+export * from "./plans.ts";

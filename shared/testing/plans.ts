@@ -1,0 +1,189 @@
+/**
+ * Reading PostgreSQL's plans, for the services' plans_test.ts. Each of those seeds its tables with
+ * many organisations' rows, runs its own statements as the service does (the runtime role, in a
+ * transaction that names one organisation, or the platform's) and fails on a plan that reads a
+ * table whole: under the row-level policies, an operator that is not leakproof (ILIKE, say) can
+ * quietly cost a statement its index. What the tests share is here: the shape of EXPLAIN (FORMAT
+ * JSON), the walks over it, the transaction a plan is read in and a pool that records what it
+ * sends. Which statements, which tables and which indexes each test expects stay in its file.
+ */
+import assert from "node:assert/strict";
+import type postgres from "postgres";
+import {
+  connect,
+  type Fragment,
+  platformTransaction,
+  type Queryable,
+  type Sql,
+  transaction,
+  type TransactionSql,
+} from "../db/mod.ts";
+import { ROLES, roleUrl, withOrganization } from "../db/tenancy.ts";
+
+/** One node of a plan as EXPLAIN (FORMAT JSON) gives it, as far as the plan checks read it. */
+export interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  Plans?: PlanNode[];
+}
+
+/** A row of EXPLAIN (FORMAT JSON)'s answer: the type to run an EXPLAIN with. */
+export interface ExplainRow {
+  "QUERY PLAN": { Plan: PlanNode }[];
+}
+
+/** The plan in an EXPLAIN (FORMAT JSON) answer: it is one row holding a list of one plan. */
+export function planIn(rows: readonly ExplainRow[]): PlanNode {
+  const plan = rows[0]?.["QUERY PLAN"][0]?.Plan;
+  assert(plan, `EXPLAIN answered no plan: ${JSON.stringify(rows)}`);
+  return plan;
+}
+
+/** Every node of a plan, depth first: what a check looks for may stand at any depth. */
+export function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/**
+ * The index names in a subtree: a Bitmap Heap Scan's come from the Bitmap Index Scans under it,
+ * which name no relation, so an index is looked for in the whole subtree.
+ */
+export function indexesUnder(node: PlanNode): string[] {
+  return nodesOf(node).flatMap((n) => n["Index Name"] === undefined ? [] : [n["Index Name"]]);
+}
+
+/** The nodes of a plan that read `table`, by any means: a check that the table is read at all. */
+export function readsOf(plan: PlanNode, table: string): PlanNode[] {
+  return nodesOf(plan).filter((n) => n["Relation Name"] === table);
+}
+
+/**
+ * The nodes of a plan that read one of `tables` whole (a Seq Scan): on a table of many
+ * organisations' rows, the plan that lost its index to the policies.
+ */
+export function seqScansOf(plan: PlanNode, tables: Iterable<string>): PlanNode[] {
+  const names = new Set(tables);
+  return nodesOf(plan).filter((n) =>
+    n["Node Type"] === "Seq Scan" && names.has(n["Relation Name"] ?? "")
+  );
+}
+
+/** Fails when the plan reads one of `tables` whole, and shows the plan: the usual check. */
+export function assertNoSeqScan(plan: PlanNode, tables: Iterable<string>, what: string): void {
+  assert.deepStrictEqual(
+    seqScansOf(plan, tables),
+    [],
+    `${what} reads a table whole: ${JSON.stringify(plan)}`,
+  );
+}
+
+/** A table read by a plan: how, and through which indexes (none for a Seq Scan). */
+export interface Scan {
+  type: string;
+  table: string;
+  indexes: string[];
+}
+
+/**
+ * Every table a plan reads, each with the indexes it is read through, for checks of which index
+ * serves a table (an UPDATE's ModifyTable names the table it writes; the scans under it read).
+ */
+export function scansOf(node: PlanNode): Scan[] {
+  if (node["Relation Name"] !== undefined && node["Node Type"].endsWith("Scan")) {
+    const table = node["Relation Name"];
+    return [{ type: node["Node Type"], table, indexes: indexesUnder(node) }];
+  }
+  return (node.Plans ?? []).flatMap(scansOf);
+}
+
+/** The plan as a short tree, each node with what it reads and through which index: for messages. */
+export function outline(node: PlanNode, depth = 0): string {
+  const parts = [
+    node["Node Type"],
+    node["Relation Name"] ? `on ${node["Relation Name"]}` : "",
+    node["Index Name"] ? `using ${node["Index Name"]}` : "",
+    node["Index Cond"] ? `[${node["Index Cond"]}]` : "",
+  ].filter(Boolean);
+  return [
+    `${"  ".repeat(depth)}${parts.join(" ")}`,
+    ...(node.Plans ?? []).map((child) => outline(child, depth + 1)),
+  ].join("\n");
+}
+
+/**
+ * Whom a statement runs for: one organisation (the policies show it that organisation's rows) or
+ * the platform (its few reads across organisations). A plan is only worth checking as run so.
+ */
+export type PlanScope = { organizationId: string } | { platform: true };
+
+/**
+ * Runs `fn` in the transaction the service would run a statement in for `scope`, on `sql` (a pool
+ * of the runtime role): the organisation's, named to the policies, or the platform's.
+ */
+export async function scopedTransaction<T>(
+  sql: Sql,
+  scope: PlanScope,
+  fn: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  return "platform" in scope
+    ? await platformTransaction(sql, fn)
+    : await withOrganization(scope.organizationId, () => transaction(sql, fn));
+}
+
+/** A statement as a pool sent it: its text, its values and the types they were sent as. */
+export interface Sent {
+  text: string;
+  parameters: unknown[];
+  types: number[];
+}
+
+/**
+ * The plan of a statement as the service would run it for `scope`: a statement built on the
+ * transaction, or one a recording pool saw go out, EXPLAINed with the values it was sent with.
+ */
+export async function planFor(
+  sql: Sql,
+  scope: PlanScope,
+  statement: ((q: Queryable) => Fragment) | Pick<Sent, "text" | "parameters">,
+): Promise<PlanNode> {
+  return await scopedTransaction(sql, scope, async (tx) =>
+    planIn(
+      typeof statement === "function"
+        ? await tx<ExplainRow[]>`EXPLAIN (FORMAT JSON) ${statement(tx)}`
+        : await tx.unsafe<ExplainRow[]>(
+          `EXPLAIN (FORMAT JSON) ${statement.text}`,
+          statement.parameters as postgres.ParameterOrJSON<never>[],
+        ),
+    ));
+}
+
+/** A pool of the runtime role and every statement it has sent, oldest first. */
+export interface RecordingPool {
+  sql: Sql;
+  sent: Sent[];
+}
+
+/**
+ * A pool of the runtime role (printshop_app) on the test database at `databaseUrl` (the
+ * superuser's), as a service opens its own on `schema`, that keeps every statement it sends with
+ * its values: what the store functions send is then EXPLAINed as they sent it. Dates stay
+ * `YYYY-MM-DD` strings, as on the services' pools. The caller ends it.
+ */
+export function recordingPool(
+  databaseUrl: string,
+  schema: string,
+  options: { max: number },
+): RecordingPool {
+  const password = decodeURIComponent(new URL(databaseUrl).password);
+  const sent: Sent[] = [];
+  const sql = connect(roleUrl(databaseUrl, ROLES.app, password), {
+    schema,
+    max: options.max,
+    onQuery: (text, parameters, types) => {
+      sent.push({ text, parameters: [...parameters], types: [...types] as number[] });
+    },
+  });
+  return { sql, sent };
+}
