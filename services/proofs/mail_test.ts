@@ -203,6 +203,55 @@ Deno.test("mail worker: a refusing server is retried, each failure in the histor
   }
 });
 
+Deno.test("mail worker: every attempt of a message carries the same Message-ID, from its id in the outbox", async () => {
+  // The first attempt reaches the server whole and is refused at its end (451, try later), as
+  // one whose outcome a stopped worker never recorded would be seen twice; the retry is kept.
+  const attempts: string[] = [];
+  await using smtp = await smtpServer({
+    onData(stream, _session, callback) {
+      const chunks: Uint8Array[] = [];
+      stream.on("data", (chunk: Uint8Array) => chunks.push(chunk));
+      stream.on("end", () => {
+        attempts.push(new TextDecoder().decode(concat(chunks)));
+        if (attempts.length > 1) return callback();
+        const error = new Error("Try again later") as Error & { responseCode: number };
+        error.responseCode = 451;
+        callback(error);
+      });
+    },
+  });
+  const smtpUrl = `smtp://127.0.0.1:${smtp.port}?from=proofs@shop.example`;
+  await using h: H = await serviceHarness(proofsService, { config: { SMTP_URL: smtpUrl } });
+  const worker = await startMailWorker({ sql: h.sql, logger: h.deps.logger, smtpUrl }, FAST);
+  try {
+    const org = crypto.randomUUID();
+    const p = await proof(h, org);
+    assertEquals((await callAs(h, "POST", `/v1/proofs/${p.id}/send`, org)).status, 200);
+    await waitFor("the retry to be accepted", async () => {
+      const [row] = await h.sql<{ status: string }[]>`SELECT status FROM mail_messages`;
+      return row?.status === "sent";
+    }, 10_000);
+    const [{ id } = { id: "" }] = await h.sql<{ id: string }[]>`SELECT id FROM mail_messages`;
+    assertEquals(attempts.length, 2);
+    assertEquals(attempts.map((raw) => header(raw, "message-id")), [
+      `<${id}@shop.example>`,
+      `<${id}@shop.example>`,
+    ]);
+  } finally {
+    await worker.stop();
+  }
+});
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const whole = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.length;
+  }
+  return whole;
+}
+
 Deno.test("sendProof without SMTP_URL: the message waits in the local outbox for the operator", async () => {
   await using h: H = await serviceHarness(proofsService);
   const org = crypto.randomUUID();

@@ -62,6 +62,15 @@ export function transportOptions(smtpUrl: string, timeoutMs: number): {
   };
 }
 
+/**
+ * The `Message-ID` of a queued message, from its id in the outbox and the sender's domain
+ * (RFC 5322: unique, with a domain on the right), so every attempt carries the same one.
+ */
+export function messageIdOf(mailId: string, from: string): string {
+  const domain = /@([^\s@>]+)>?\s*$/.exec(from)?.[1] ?? "localhost";
+  return `<${mailId}@${domain}>`;
+}
+
 /** An error as kept in a history: its message, without the credentials of `SMTP_URL`. */
 export function errorText(error: unknown, secrets: readonly string[]): string {
   let text = error instanceof Error ? error.message : String(error);
@@ -96,6 +105,9 @@ export async function startMailWorker(
   const attempt = async (mail: DueMail): Promise<void> => {
     try {
       await transporter.sendMail({
+        // The same for every attempt of one message: a receiver that got an attempt whose
+        // outcome this worker never recorded (it stopped mid-send) can tell the retry is a copy.
+        messageId: messageIdOf(mail.id, from),
         from,
         to: mail.to_address,
         subject: mail.subject,
