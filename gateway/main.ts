@@ -154,10 +154,15 @@ const adminServer = serveResiliently(
   }).fetch,
 );
 
-onShutdown(async () => {
-  stopPurge();
-  compaction.stop();
-  await Promise.all([edge.shutdown(() => appServer.shutdown()), adminServer.shutdown()]);
-  await events.stop();
-  await sql.end({ timeout: 5 });
-});
+onShutdown([
+  { name: "idempotency purge", run: () => stopPurge() },
+  { name: "heap compaction", run: () => compaction.stop() },
+  {
+    name: "requests in flight",
+    run: async () => {
+      await Promise.all([edge.shutdown(() => appServer.shutdown()), adminServer.shutdown()]);
+    },
+  },
+  { name: "event bus", run: () => events.stop() },
+  { name: "database pool", run: () => sql.end({ timeout: 1 }) },
+], logger);

@@ -81,11 +81,11 @@ export async function runService<S extends z.ZodObject>(
     port: config.PORT,
     onListen: ({ hostname, port }) => logger.info("listening", { hostname, port }),
   }, app.fetch);
-  onShutdown(async () => {
-    compaction.stop();
-    await server.shutdown();
-    await background?.stop();
-    await events.stop();
-    await sql.end({ timeout: 5 });
-  });
+  onShutdown([
+    { name: "heap compaction", run: () => compaction.stop() },
+    { name: "requests in flight", run: () => server.shutdown() },
+    { name: "background work", run: () => background?.stop() },
+    { name: "event bus", run: () => events.stop() },
+    { name: "database pool", run: () => sql.end({ timeout: 1 }) },
+  ], logger);
 }

@@ -312,7 +312,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
     subscribe,
     async close() {
       await Promise.all([...subscriptions].map((s) => s.stop()));
-      await sql.end({ timeout: 5 });
+      await sql.end({ timeout: 1 });
     },
   };
 }
