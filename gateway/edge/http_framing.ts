@@ -5,6 +5,7 @@
  * here, because anything Deno's own server would refuse it refuses with an empty 400; refusing
  * first is what gives the client an error envelope. Pure: no I/O, no clock.
  */
+import { concatBytes } from "@printshop/shared/bytes";
 import { MAX_HEADER_COUNT } from "@printshop/shared/limits";
 import { type Refusal, refusal } from "./refusals.ts";
 
@@ -289,13 +290,7 @@ export function withoutField(head: Uint8Array, name: string): Uint8Array {
     if (!named) kept.push(head.subarray(start, end));
     start = end;
   }
-  const out = new Uint8Array(kept.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of kept) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  return concatBytes(kept);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { header, parts, smtpServer } from "@printshop/shared/testing/smtp";
+import { concatBytes } from "@printshop/shared/bytes";
 import {
   callAs,
   okAs,
@@ -212,7 +213,7 @@ Deno.test("mail worker: every attempt of a message carries the same Message-ID, 
       const chunks: Uint8Array[] = [];
       stream.on("data", (chunk: Uint8Array) => chunks.push(chunk));
       stream.on("end", () => {
-        attempts.push(new TextDecoder().decode(concat(chunks)));
+        attempts.push(new TextDecoder().decode(concatBytes(chunks)));
         if (attempts.length > 1) return callback();
         const error = new Error("Try again later") as Error & { responseCode: number };
         error.responseCode = 451;
@@ -241,16 +242,6 @@ Deno.test("mail worker: every attempt of a message carries the same Message-ID, 
     await worker.stop();
   }
 });
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const whole = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, at);
-    at += chunk.length;
-  }
-  return whole;
-}
 
 Deno.test("sendProof without SMTP_URL: the message waits in the local outbox for the operator", async () => {
   await using h: H = await serviceHarness(proofsService);
