@@ -55,6 +55,23 @@ const CHANGE = {
 } as const;
 
 for (const { parent, create, children } of PARENTS) {
+  /** A new contact or address of the record, and the path that names it. */
+  const newChild = async (
+    h: H,
+    org: string,
+    recordId: string,
+    kind: "contacts" | "addresses",
+  ): Promise<{ child: { id: string }; path: string }> => {
+    const child = await ok<{ id: string }>(
+      h,
+      "POST",
+      `${create.path}/${recordId}/${kind}`,
+      org,
+      {},
+    );
+    return { child, path: `${children[kind]}/${child.id}` };
+  };
+
   for (const kind of ["contacts", "addresses"] as const) {
     Deno.test(`${parent} ${kind}: a PATCH racing a DELETE answers the changed row or 404, with an event only for a change`, async () => {
       await using h: H = await serviceHarness(crmService);
@@ -62,14 +79,7 @@ for (const { parent, create, children } of PARENTS) {
       const record = await ok<Customer | Vendor>(h, "POST", create.path, org, create.body);
       const type = `${parent}.updated`;
       for (let i = 0; i < TRIES; i++) {
-        const child = await ok<{ id: string }>(
-          h,
-          "POST",
-          `${create.path}/${record.id}/${kind}`,
-          org,
-          {},
-        );
-        const path = `${children[kind]}/${child.id}`;
+        const { child, path } = await newChild(h, org, record.id, kind);
         const before = (await updates(h, org, type, record.id)).length;
         // Alternately the empty body (answered as it is) and a change: both race the DELETE.
         const body = i % 2 === 0 ? CHANGE[kind] : {};
@@ -100,14 +110,7 @@ for (const { parent, create, children } of PARENTS) {
     const type = `${parent}.updated`;
     for (let i = 0; i < TRIES; i++) {
       const kind = i % 2 === 0 ? "contacts" : "addresses";
-      const child = await ok<{ id: string }>(
-        h,
-        "POST",
-        `${create.path}/${record.id}/${kind}`,
-        org,
-        {},
-      );
-      const path = `${children[kind]}/${child.id}`;
+      const { path } = await newChild(h, org, record.id, kind);
       const before = (await updates(h, org, type, record.id)).length;
       const answers = await Promise.all([1, 2, 3].map(() => call(h, "DELETE", path, org)));
       noServerError(answers);
