@@ -248,6 +248,8 @@ async function onOneConnection<T, Q>(
     }
     const commit = connection.unsafe("commit").execute();
     if (!awaitCommit) {
+      // Nobody else may wait for it: its failure must not be an unhandled rejection.
+      commit.catch(() => {});
       // postgres.js hands a statement to the connection a turn after it is sent (Query.handle).
       await null;
       await null;
