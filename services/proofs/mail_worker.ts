@@ -35,6 +35,14 @@ export interface MailWorkerOptions {
   timeoutMs?: number;
   /** Messages sent at once. */
   concurrency?: number;
+  /** Whether a queued message wakes the worker through LISTEN (yes unless said); else it polls. */
+  listen?: boolean;
+}
+
+/** The mail worker as its process holds it: stopped at the end, settled by a kick or a tick. */
+export interface MailWorker extends Stoppable {
+  /** Sends what is due now; resolves once those attempts are recorded. */
+  settle(): Promise<void>;
 }
 
 /** What nodemailer needs from `SMTP_URL`; `?from=` is the sender, not a transport option. */
@@ -81,7 +89,7 @@ export function errorText(error: unknown, secrets: readonly string[]): string {
 export async function startMailWorker(
   deps: { sql: Sql; logger: Logger; smtpUrl: string },
   options: MailWorkerOptions = {},
-): Promise<Stoppable> {
+): Promise<MailWorker> {
   const delays = options.retryDelaysMs ?? MAIL_RETRY_DELAYS_MS;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   const timeoutMs = options.timeoutMs ?? 15_000;
@@ -98,7 +106,9 @@ export async function startMailWorker(
   const waker = new Waker();
   // Back from a database outage: claim at once, rather than at the end of a backoff.
   const forgetBack = onDatabaseBack(() => waker.wake());
-  const listener = await deps.sql.listen(MAIL_CHANNEL, () => waker.wake());
+  const listener = options.listen === false
+    ? null
+    : await deps.sql.listen(MAIL_CHANNEL, () => waker.wake());
   const backoff = new Backoff(250, 10_000);
   let running = true;
 
@@ -161,8 +171,10 @@ export async function startMailWorker(
       forgetBack();
       waker.wake();
       await loop;
-      await listener.unlisten().catch(() => {});
+      waker.release();
+      await listener?.unlisten().catch(() => {});
       transporter.close();
     },
+    settle: () => running ? waker.settle() : Promise.resolve(),
   };
 }

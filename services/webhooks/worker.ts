@@ -34,6 +34,14 @@ export interface WorkerOptions {
   idlePollMaxMs?: number;
   /** After claiming deliveries, how long to let further notifications gather before the next. */
   gatherMs?: number;
+  /** Whether queued deliveries wake the worker through LISTEN (yes unless said); else it polls. */
+  listen?: boolean;
+}
+
+/** The delivery worker as its process holds it: stopped at the end, settled by a kick or a tick. */
+export interface DeliveryWorker extends Stoppable {
+  /** Claims what is due now; resolves once those attempts are recorded. */
+  settle(): Promise<void>;
 }
 
 /** The longest single wait: setTimeout cannot take more than 2³¹ − 1 ms. */
@@ -74,7 +82,7 @@ async function msUntilNextDue(sql: Sql): Promise<number | null> {
 export async function startDeliveryWorker(
   deps: DispatchDeps,
   options: WorkerOptions = {},
-): Promise<Stoppable> {
+): Promise<DeliveryWorker> {
   const concurrency = options.concurrency ?? 32;
   const gatherMs = options.gatherMs ?? GATHER_MS;
   const idlePollMaxMs = options.idlePollMaxMs ?? IDLE_POLL_MAX_MS;
@@ -110,17 +118,19 @@ export async function startDeliveryWorker(
   let blocked = 0;
 
   let listening = false;
-  const listener = await deps.sql.listen(DELIVERIES_CHANNEL, () => {
-    claimWanted = true;
-    waker.wake();
-  }, () => {
-    // Called again each time the connection is back after a drop: look for what was missed.
-    if (listening) {
+  const listener = options.listen === false
+    ? null
+    : await deps.sql.listen(DELIVERIES_CHANNEL, () => {
       claimWanted = true;
       waker.wake();
-    }
-    listening = true;
-  });
+    }, () => {
+      // Called again each time the connection is back after a drop: look for what was missed.
+      if (listening) {
+        claimWanted = true;
+        waker.wake();
+      }
+      listening = true;
+    });
 
   const purgeHourly = async (): Promise<void> => {
     if (Date.now() - lastPurge < 3_600_000) return;
@@ -258,7 +268,14 @@ export async function startDeliveryWorker(
       forgetBack();
       waker.wake();
       await loop;
-      await listener.unlisten().catch(() => {});
+      waker.release();
+      await listener?.unlisten().catch(() => {});
+    },
+    async settle() {
+      if (!running) return;
+      claimWanted = true;
+      await waker.settle();
+      await Promise.allSettled([...tasks]);
     },
   };
 }

@@ -41,6 +41,12 @@ export interface BusSubscription {
    * to the handler.)
    */
   stop(): Promise<void>;
+  /**
+   * Reads every topic now and resolves once nothing new is left (or reading fails): what a kick
+   * or a cron tick awaits where no process runs for long (Deno Deploy). Only the embedded
+   * transport has it; a Kafka consumer is a long-lived member of its group.
+   */
+  settle?(): Promise<void>;
 }
 
 export interface EventBus {

@@ -36,6 +36,13 @@ export interface EmbeddedBusOptions {
   retentionDays?: number;
   /** Called with each statement the bus runs (tests count them). */
   onQuery?: (text: string) => void;
+  /**
+   * Whether consumers are woken through LISTEN (yes unless said). Without it (behind a
+   * transaction pooler, on Deno Deploy) they read when `settle()` asks and on their own polls.
+   */
+  listen?: boolean;
+  /** Whether opening the bus applies its migrations (yes) or only checks they were applied. */
+  migrations?: "apply" | "verify";
 }
 
 const SCHEMA = "eventbus";
@@ -99,6 +106,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
     ...(options.migrationUrl ? { migrationUrl: options.migrationUrl } : {}),
     ...(options.role ? { role: options.role } : {}),
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
+    ...(options.migrations ? { migrations: options.migrations } : {}),
   });
   const subscriptions = new Set<BusSubscription>();
 
@@ -155,7 +163,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
     // dropped without a round trip.
     const committed = new Map<string, bigint>();
     let listening = false;
-    const listener = await sql.listen(CHANNEL, (payload) => {
+    const listener = options.listen === false ? null : await sql.listen(CHANNEL, (payload) => {
       const { topic, seq } = parseNotification(payload);
       if (!topics.includes(topic)) return;
       if (seq !== null && seq <= (committed.get(topic) ?? -1n)) return;
@@ -298,8 +306,14 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
         forgetBack();
         waker.wake();
         await loop;
-        await listener.unlisten();
+        waker.release();
+        await listener?.unlisten();
         subscriptions.delete(subscription);
+      },
+      settle() {
+        if (!running) return Promise.resolve();
+        lookEverywhere = true;
+        return waker.settle();
       },
     };
     subscriptions.add(subscription);

@@ -46,11 +46,20 @@ export interface RelayOptions {
   batchSize?: number;
   /** Published rows are kept this long for inspection, then removed. */
   keepPublishedHours?: number;
+  /**
+   * Whether commits wake the relay through LISTEN (yes unless said). Without it (behind a
+   * transaction pooler, on Deno Deploy) it looks when `settle()` asks and on its own polls.
+   */
+  listen?: boolean;
+  /** Called after each batch the bus acknowledged: who consumes the topic may be told. */
+  onPublished?: (count: number) => void;
 }
 
 export interface OutboxRelay {
   /** Resolves once the batch in flight is published or abandoned. */
   stop(): Promise<void>;
+  /** Relays what is committed now; resolves once the outbox was found empty (or failing). */
+  settle(): Promise<void>;
 }
 
 interface OutboxRow {
@@ -96,11 +105,13 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
   // Back from a database outage: look at once, rather than at the end of a backoff.
   const forgetBack = onDatabaseBack(() => waker.wake());
   let listening = false;
-  const listener = await sql.listen(outboxChannel(schema), () => waker.wake(), () => {
-    // Called again each time the connection is back after a drop: look for what was missed.
-    if (listening) waker.wake();
-    listening = true;
-  });
+  const listener = options.listen === false
+    ? null
+    : await sql.listen(outboxChannel(schema), () => waker.wake(), () => {
+      // Called again each time the connection is back after a drop: look for what was missed.
+      if (listening) waker.wake();
+      listening = true;
+    });
   const backoff = new Backoff(250, 15_000);
   let running = true;
   let failing = false;
@@ -201,6 +212,7 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
         await waker.sleep(delay);
         continue;
       }
+      if (outcome.published > 0) options.onPublished?.(outcome.published);
       if (outcome.full) continue;
       if (outcome.published > 0) {
         idle.reset();
@@ -218,8 +230,10 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       forgetBack();
       waker.wake();
       await loop;
-      await listener.unlisten().catch(() => {});
+      waker.release();
+      await listener?.unlisten().catch(() => {});
     },
+    settle: () => running ? waker.settle() : Promise.resolve(),
   };
 }
 

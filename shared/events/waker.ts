@@ -7,10 +7,27 @@ export class Waker {
   #pending = false;
   #resolve: ((woken: boolean) => void) | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #settling: (() => void)[] = [];
 
   wake(): void {
     if (this.#resolve) this.#finish(true);
     else this.#pending = true;
+  }
+
+  /**
+   * Wakes the loop and resolves once it waits again with no wake pending: it has made at least
+   * one full round that started after this call. What a cron tick or a kick awaits, so that an
+   * instance started for it does the work before it may be stopped.
+   */
+  settle(): Promise<void> {
+    const settled = new Promise<void>((resolve) => this.#settling.push(resolve));
+    this.wake();
+    return settled;
+  }
+
+  /** Lets every `settle()` go: for a loop that has stopped and will not wait again. */
+  release(): void {
+    for (const resolve of this.#settling.splice(0)) resolve();
   }
 
   /** Resolves true when woken (or a wake was pending), false when `ms` ran out. */
@@ -19,6 +36,7 @@ export class Waker {
       this.#pending = false;
       return Promise.resolve(true);
     }
+    this.release();
     return new Promise((resolve) => {
       this.#resolve = resolve;
       this.#timer = setTimeout(() => this.#finish(false), Math.max(0, ms));

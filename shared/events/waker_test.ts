@@ -23,3 +23,28 @@ Deno.test("Waker.sleep tells a wake from a timeout, and remembers a wake with no
   waker.wake();
   assertEquals(await waker.sleep(60_000), true, "a wake while busy is not lost");
 });
+
+Deno.test("Waker.settle resolves only after a whole round that began after it was asked", async () => {
+  const waker = new Waker();
+  const rounds: number[] = [];
+  let running = true;
+  // A loop that is busy when settle() is asked: the round in progress must not count.
+  const loop = (async () => {
+    let round = 0;
+    while (running) {
+      rounds.push(++round);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await waker.sleep(60_000);
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  const askedAt = rounds.length;
+  await waker.settle();
+  assertEquals(rounds.length > askedAt, true, "a round started after settle() was asked");
+  running = false;
+  waker.wake();
+  await loop;
+  const late = waker.settle();
+  waker.release();
+  await late;
+});
