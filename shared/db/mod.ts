@@ -602,6 +602,12 @@ export interface OpenOptions extends Omit<ConnectOptions, "schema"> {
   migrationUrl?: string;
   /** Whether this pool is the one the process's database watch probes; yes unless said. */
   watch?: boolean;
+  /**
+   * `apply` (the default): run what is pending at start. `verify`: only check that every
+   * migration was applied, and refuse to start otherwise: where a revision's migrations run once
+   * before it serves (Deno Deploy's pre-deploy command), an instance's cold start runs none.
+   */
+  migrations?: "apply" | "verify";
 }
 
 /**
@@ -616,18 +622,29 @@ export async function openDatabase(
   logger?: Logger,
   options: OpenOptions = {},
 ): Promise<Sql> {
-  const { platform = true, migrationUrl, watch = true, ...connectOptions } = options;
+  const { platform = true, migrationUrl, watch = true, migrations = "apply", ...connectOptions } =
+    options;
   const sql = connect(url, { ...connectOptions, schema });
+  const tracks: { table: MigrationTable; dir: URL }[] = [
+    ...(platform ? [{ table: "platform_migrations" as const, dir: PLATFORM_MIGRATIONS }] : []),
+    { table: "schema_migrations", dir: migrationsDir },
+  ];
+  if (migrations === "verify") {
+    try {
+      await verifyMigrations(sql, schema, tracks);
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      throw error;
+    }
+    if (logger && watch) watchDatabase(() => sql`SELECT 1`, logger);
+    return sql;
+  }
   const owner = migrationUrl === undefined ? sql : connect(migrationUrl, {
     schema,
     max: 1,
     applicationName: `${connectOptions.applicationName ?? schema} migrations`,
   });
   try {
-    const tracks: { table: MigrationTable; dir: URL }[] = [
-      ...(platform ? [{ table: "platform_migrations" as const, dir: PLATFORM_MIGRATIONS }] : []),
-      { table: "schema_migrations", dir: migrationsDir },
-    ];
     await underMigrationLock(owner, schema, async (locked) => {
       for (const track of tracks) {
         await applyMigrations(locked, schema, await readMigrations(track.dir), logger, track.table);
@@ -639,6 +656,30 @@ export async function openDatabase(
   }
   if (logger && watch) watchDatabase(() => sql`SELECT 1`, logger);
   return sql;
+}
+
+/**
+ * Refuses a schema whose migrations are behind this code's: one statement per track, reading the
+ * highest version applied. (The tenancy pass runs with the migrations, as the owner.)
+ */
+async function verifyMigrations(
+  sql: Sql,
+  schema: string,
+  tracks: { table: MigrationTable; dir: URL }[],
+): Promise<void> {
+  for (const track of tracks) {
+    const expected = (await readMigrations(track.dir)).length;
+    const [row] = await sql.unsafe<{ version: number | null }[]>(
+      `SELECT max(version) AS version FROM "${schema}".${track.table}`,
+    ).catch(() => [{ version: null }]);
+    const applied = row?.version ?? 0;
+    if (applied < expected) {
+      throw new Error(
+        `schema "${schema}" (${track.table}) is at version ${applied}, this code needs ` +
+          `${expected}: run the migrations first (deno task migrate)`,
+      );
+    }
+  }
 }
 
 /** True when the error is a Postgres unique violation (23505). */
