@@ -60,6 +60,9 @@ export function targetOf(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
+/** Statuses a platform or proxy in front of a service answers for it, never the service. */
+const PLATFORM_GATEWAY_ERRORS = new Set([502, 504]);
+
 export async function proxyToService(
   target: ProxyTarget,
   request: Request,
@@ -112,6 +115,17 @@ export async function proxyToService(
         // restart is after 1 s, a container's as soon as its health check fails): try again
         // then. One that took the request and was too slow is busy: give it longer.
         { "Retry-After": timedOut ? "5" : "1" },
+      );
+    }
+    if (PLATFORM_GATEWAY_ERRORS.has(upstream.status)) {
+      // No service answers 502 or 504 itself: this is the platform in front of it (Deno Deploy
+      // when the instance went away mid-request, a proxy when it is down), not an envelope.
+      await upstream.body?.cancel();
+      throw new ApiError(
+        "service_unavailable",
+        `The ${target.service} service is unavailable`,
+        undefined,
+        { "Retry-After": "1" },
       );
     }
     const responseHeaders: [string, string][] = [];

@@ -135,3 +135,39 @@ Deno.test("proxyToService() passes an answer's length on with its bytes, never a
   assertEquals(decoded.headers.get("content-length"), null);
   assertEquals(await decoded.text(), json);
 });
+
+Deno.test("proxyToService() turns a platform's 502 or 504 for the service into 503, keeping a service's own 503", async () => {
+  const key = await importContextKey("k".repeat(32));
+  for (const [status, expected] of [[502, "service_unavailable"], [504, "service_unavailable"]]) {
+    // What Deno Deploy answers when the instance went away under the request: not an envelope.
+    const server = Deno.serve(
+      { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+      () => new Response("Bad Gateway", { status: status as number }),
+    );
+    const error = await proxyToService(
+      { service: "quotes", baseUrl: `http://127.0.0.1:${server.addr.port}` },
+      new Request("http://gateway.test/v1/quotes", { method: "POST" }),
+      null,
+      context,
+      { contextKey: key, timeoutMs: 2000 },
+    ).then(() => null, (e: unknown) => e);
+    await server.shutdown();
+    assert(error instanceof ApiError, `${status}`);
+    assertEquals(error.code, expected);
+    assertEquals(error.headers?.["Retry-After"], "1");
+  }
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    () => Response.json({ status: false, error: "service_unavailable" }, { status: 503 }),
+  );
+  const relayed = await proxyToService(
+    { service: "quotes", baseUrl: `http://127.0.0.1:${server.addr.port}` },
+    new Request("http://gateway.test/v1/quotes"),
+    null,
+    context,
+    { contextKey: key, timeoutMs: 2000 },
+  );
+  assertEquals(relayed.status, 503);
+  await relayed.body?.cancel();
+  await server.shutdown();
+});

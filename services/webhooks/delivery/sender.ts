@@ -9,6 +9,7 @@ import { Buffer } from "node:buffer";
 import {
   forbiddenAddressReason,
   guardedLookup,
+  resolveTarget,
   TargetError,
   TargetRefused,
 } from "./address_guard.ts";
@@ -137,6 +138,18 @@ function requestHeaders(given: Record<string, string>, bodyBytes: number): Recor
  * POSTs `request.body` to `request.url` once. Never throws and never follows a redirect; any 2xx
  * is success. The response body is read (up to 64 KiB) and discarded, never returned.
  */
+/**
+ * Set once node:http turned down `lookup` ("Not implemented" in Deno 2.4, which Deno Deploy
+ * runs): from then on each attempt resolves and checks the target itself and connects to that
+ * address.
+ */
+let lookupMissing = false;
+
+function lookupUnsupported(error: unknown): boolean {
+  return error instanceof Error && /not implemented/i.test(error.message) &&
+    error.message.includes("lookup");
+}
+
 export function sendWebhook(request: WebhookRequest): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
@@ -210,30 +223,54 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptOutcome> {
       res.on("close", () => settle(outcome));
     };
 
-    try {
-      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-      req = send(
-        {
-          protocol: url.protocol,
-          hostname: host,
-          port: url.port === "" ? undefined : Number(url.port),
-          path: `${url.pathname}${url.search}`,
-          method: "POST",
-          headers: requestHeaders(request.headers, body.length),
-          agent: false,
-          lookup: guardedLookup(request.allowPrivateTargets),
-        },
-        onResponse,
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const port = url.port === "" ? undefined : Number(url.port);
+    const headers = requestHeaders(request.headers, body.length);
+    /**
+     * Sends to `pinned` (an address resolveTarget checked) when the runtime cannot take a
+     * `lookup`: the name still goes in Host and, for TLS, in SNI, against which the
+     * certificate is verified.
+     */
+    const start = (pinned?: string): void => {
+      try {
+        req = send(
+          {
+            protocol: url.protocol,
+            hostname: pinned ?? host,
+            port,
+            path: `${url.pathname}${url.search}`,
+            method: "POST",
+            headers: pinned === undefined ? headers : { ...headers, host: url.host },
+            agent: false,
+            ...(pinned === undefined
+              ? { lookup: guardedLookup(request.allowPrivateTargets) }
+              : isIP(host) === 0
+              ? { servername: host }
+              : {}),
+          },
+          onResponse,
+        );
+      } catch (error) {
+        if (pinned === undefined && lookupUnsupported(error)) {
+          lookupMissing = true;
+          return startPinned();
+        }
+        settle(resultForError(error, host));
+        return;
+      }
+      req.on("error", (error) => settle(resultForError(error, host)));
+      req.on("close", () => {
+        if (result === null) settle(statusResult ?? failed("connection reset"));
+        deliver();
+      });
+      req.end(body);
+    };
+    const startPinned = (): void =>
+      void resolveTarget(host, request.allowPrivateTargets).then(
+        (addresses) => result === null && start(addresses[0]!.address),
+        (error) => settle(resultForError(error, host)),
       );
-    } catch (error) {
-      settle(resultForError(error, host));
-      return;
-    }
-    req.on("error", (error) => settle(resultForError(error, host)));
-    req.on("close", () => {
-      if (result === null) settle(statusResult ?? failed("connection reset"));
-      deliver();
-    });
-    req.end(body);
+    if (lookupMissing) startPinned();
+    else start();
   });
 }
