@@ -125,14 +125,17 @@ async function readResponseBody(response: Response): Promise<Uint8Array<ArrayBuf
   }
 }
 
+/** Purges expired records once; a failure is logged, and the next run tries again. */
+export async function purgeIdempotencyOnce(sql: Sql, logger: Logger): Promise<void> {
+  await purgeExpired(sql).then(
+    (count) => count > 0 && logger.info("idempotency records purged", { count }),
+    (error) => loopFailed(logger, "idempotency purge failed", error),
+  );
+}
+
 /** Purges expired records in the background every few minutes, off the request path. */
 export function startIdempotencyPurge(sql: Sql, logger: Logger, everyMs = 5 * 60_000): () => void {
-  const run = (): void => {
-    purgeExpired(sql).then(
-      (count) => count > 0 && logger.info("idempotency records purged", { count }),
-      (error) => loopFailed(logger, "idempotency purge failed", error),
-    );
-  };
+  const run = (): void => void purgeIdempotencyOnce(sql, logger);
   const timer = setInterval(run, everyMs);
   run();
   return () => clearInterval(timer);

@@ -1,17 +1,11 @@
 import { loadConfigOrExit } from "@printshop/shared/config";
 import { createLogger } from "@printshop/shared/log";
-import { openDatabase, type Sql } from "@printshop/shared/db";
-import { assertRuntimeRole } from "@printshop/shared/db/tenancy";
 import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
 import { startHeapCompaction } from "@printshop/shared/heap-compaction";
 import { startProcessEvents } from "@printshop/shared/events";
 import { ConfigSchema } from "./config.ts";
-import { createGatewayApp } from "./app.ts";
-import { createAdminApp } from "./admin_app.ts";
-import { Authenticator } from "./auth.ts";
-import { RateLimiter } from "./rate_limiter.ts";
-import { createPartnerTokenVerifier } from "./partner_tokens.ts";
+import { gatewayApps, openGatewayDatabase } from "./assemble.ts";
 import { startIdempotencyPurge } from "./idempotency.ts";
 import { startEdgeGuard } from "./edge/guard.ts";
 import { privateListenAt, serveResiliently } from "./edge/resilient_server.ts";
@@ -23,35 +17,11 @@ import { cidrMatcher } from "./domain/cidr.ts";
 
 const config = loadConfigOrExit(ConfigSchema);
 const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: "gateway" } });
-let sql: Sql;
-try {
-  sql = await openDatabase(
-    config.DATABASE_URL,
-    "gateway",
-    new URL("./migrations/", import.meta.url),
-    logger,
-    // The platform track gives the gateway an outbox, for credential events.
-    { applicationName: "gateway", migrationUrl: config.MIGRATION_DATABASE_URL },
-  );
-  await assertRuntimeRole(sql, "gateway");
-} catch (error) {
-  logger.error("cannot start on this database", { error: String(error) });
-  Deno.exit(1);
-}
-const events = await startProcessEvents(config, sql, "gateway", logger);
-const contextKey = await importContextKey(config.INTERNAL_SECRET);
-
-const authenticator = new Authenticator(sql, {
-  ...(config.PARTNER_JWKS_URL && config.PARTNER_TOKEN_ISSUER && config.PARTNER_TOKEN_AUDIENCE
-    ? {
-      verifyPartnerToken: createPartnerTokenVerifier({
-        jwksUrl: config.PARTNER_JWKS_URL,
-        issuer: config.PARTNER_TOKEN_ISSUER,
-        audience: config.PARTNER_TOKEN_AUDIENCE,
-      }),
-    }
-    : {}),
+const sql = await openGatewayDatabase(config, logger, "apply");
+const events = await startProcessEvents(config, sql, "gateway", logger, {
+  onDemand: config.BACKGROUND_WORK === "on-demand",
 });
+const contextKey = await importContextKey(config.INTERNAL_SECRET);
 const stopPurge = startIdempotencyPurge(sql, logger);
 // Start-up garbage given back before the edge listens, and a burst's once it ends, as every
 // service does (shared/service_main.ts).
@@ -61,18 +31,17 @@ const compaction = startHeapCompaction();
 // the edge, which guards each connection (deadlines, a connection cap, envelopes for heads it
 // refuses), passes the bytes on and tells the app who the client is (edge/client_stamp.ts).
 const clientToken = newEdgeToken();
+const apps = gatewayApps({
+  config,
+  sql,
+  logger,
+  contextKey,
+  publicUrl: () => publicUrl,
+  clientToken,
+});
 const appServer = serveResiliently<Deno.Addr>(
   { ...privateListenAt(), name: "app", logger },
-  createGatewayApp({
-    config,
-    sql,
-    logger,
-    contextKey,
-    authenticator,
-    rateLimiter: new RateLimiter(sql),
-    publicUrl: () => publicUrl,
-    clientToken,
-  }).fetch,
+  apps.app.fetch,
 );
 const openFileLimit = await readOpenFileLimit(config.OPEN_FILE_LIMIT);
 const room = capacity({
@@ -144,14 +113,7 @@ const adminServer = serveResiliently(
     logger,
     onListen: ({ hostname, port }) => logger.info("listening", { hostname, port, api: "admin" }),
   },
-  createAdminApp({
-    sql,
-    logger,
-    adminToken: config.PLATFORM_ADMIN_TOKEN,
-    defaultRequestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
-    onCredentialsChanged: () => authenticator.forgetAll(),
-    proofs: { url: config.PROOFS_URL, contextKey },
-  }).fetch,
+  apps.admin.fetch,
 );
 
 onShutdown([

@@ -99,6 +99,24 @@ export const eventBusConfig = {
   }).optional(),
   KAFKA_SASL_USERNAME: z.string().optional(),
   KAFKA_SASL_PASSWORD: z.string().optional(),
+  /**
+   * How the work beside requests (the outbox relay, the event consumers, the webhook and mail
+   * workers) is driven. `loops`: long-lived loops woken by LISTEN/NOTIFY, for processes that
+   * keep running (`task start`, compose). `on-demand`: no LISTEN; each write kicks this process's
+   * loops, each relayed batch kicks KICK_URLS, and `POST /internal/kick` (a cron tick on Deno
+   * Deploy) drains them. README "Deno Deploy".
+   */
+  BACKGROUND_WORK: z.enum(["loops", "on-demand"], { error: "must be loops or on-demand" })
+    .default("loops"),
+  /**
+   * In on-demand mode, the apps that consume this one's events (their base URLs, comma-separated):
+   * each relayed batch asks them to read it at once, rather than at their next tick.
+   */
+  KICK_URLS: z.preprocess(
+    (value) =>
+      typeof value === "string" ? value.split(",").map((part) => part.trim()).filter(Boolean) : [],
+    z.array(httpUrl()),
+  ),
 };
 
 /**

@@ -175,6 +175,8 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
     BULK_MAX_ROWS: 1000,
     KAFKA_CLIENT_ID: "printshop",
     KAFKA_SSL: false,
+    BACKGROUND_WORK: "loops",
+    KICK_URLS: [],
   });
   const extra = z.object({
     WORKERS: positiveInt(4, 64),
@@ -185,6 +187,27 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
   assert.equal(loadConfig(extra, { WORKERS: "64" }).WORKERS, 64);
   assert.match(configError(extra, { WORKERS: "65" }).message, /WORKERS must be at most 64/);
   assert.match(configError(extra, { WORKERS: "0" }).message, /WORKERS must be at least 1/);
+});
+
+Deno.test("BACKGROUND_WORK and KICK_URLS: on demand, with the consumers' URLs listed", () => {
+  const config = loadConfig(ServiceSchema, {
+    ...validEnv,
+    BACKGROUND_WORK: "on-demand",
+    KICK_URLS: " https://webhooks.example.net/ , https://quotes.example.net",
+  });
+  assert.equal(config.BACKGROUND_WORK, "on-demand");
+  assert.deepEqual(config.KICK_URLS, [
+    "https://webhooks.example.net",
+    "https://quotes.example.net",
+  ]);
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, BACKGROUND_WORK: "cron" }).message,
+    /BACKGROUND_WORK must be loops or on-demand/,
+  );
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, KICK_URLS: "ftp://webhooks" }).message,
+    /KICK_URLS/,
+  );
 });
 
 Deno.test("loadConfig() ignores variables the schema does not name", () => {

@@ -9,6 +9,7 @@ import type { ServiceEnv } from "./service_defaults.ts";
 import { onShutdown } from "./lifecycle.ts";
 import { type EventBus, type EventBusConfig, startProcessEvents } from "./events/mod.ts";
 import { startHeapCompaction } from "./heap_compaction.ts";
+import { addKickRoute, type Settleable, settleInOrder } from "./background.ts";
 
 interface BaseConfig extends EventBusConfig {
   PORT: number;
@@ -40,11 +41,32 @@ export interface ServiceDefinition<S extends z.ZodObject = z.ZodObject> {
 
 export interface RunServiceOptions<S extends z.ZodObject> extends ServiceDefinition<S> {
   /** Work beside the HTTP server (consumers, workers); stopped before the pool closes. */
-  background?: (deps: ServiceDeps<z.output<S>> & { bus: EventBus }) => Promise<Stoppable>;
+  background?: (deps: BackgroundDeps<z.output<S>>) => Promise<Background>;
+  /**
+   * `process` (main.ts: `task start`, compose): migrations at start, background work as the
+   * BACKGROUND_WORK setting says. `deploy` (deploy.ts, one app on Deno Deploy): migrations only
+   * checked (the pre-deploy command ran them), background work on demand, and the platform's
+   * port unless PORT is set.
+   */
+  entry?: "process" | "deploy";
+}
+
+export interface BackgroundDeps<C> extends ServiceDeps<C> {
+  bus: EventBus;
+  /** Whether the work may LISTEN for wake-ups; false on demand (it polls, and is kicked). */
+  listen: boolean;
 }
 
 export interface Stoppable {
   stop(): Promise<void>;
+}
+
+/** A service's background work: stopped at the end; settled by kicks and ticks on demand. */
+export type Background = Stoppable & Partial<Settleable>;
+
+/** What a deploy entry registers its cron on: the drain a tick runs, once the app is up. */
+export interface DeployedService {
+  tick(): Promise<void>;
 }
 
 /**
@@ -54,33 +76,48 @@ export interface Stoppable {
  */
 export async function runService<S extends z.ZodObject>(
   options: RunServiceOptions<S>,
-): Promise<void> {
+): Promise<() => Promise<void>> {
   const config = loadConfigOrExit(options.configSchema) as z.output<S> & BaseConfig;
   const logger = createLogger({ level: config.LOG_LEVEL, fields: { service: options.service } });
+  const deployed = options.entry === "deploy";
+  const onDemand = deployed || config.BACKGROUND_WORK === "on-demand";
   let sql: Sql;
   try {
     sql = await openDatabase(config.DATABASE_URL, options.service, options.migrations, logger, {
       applicationName: options.service,
       migrationUrl: config.MIGRATION_DATABASE_URL,
+      migrations: deployed ? "verify" : "apply",
     });
     await assertRuntimeRole(sql, options.service);
   } catch (error) {
     logger.error("cannot start on this database", { error: String(error) });
     Deno.exit(1);
   }
-  const events = await startProcessEvents(config, sql, options.service, logger);
+  const events = await startProcessEvents(config, sql, options.service, logger, {
+    onDemand,
+    verifyMigrations: deployed,
+  });
   const contextKey = await importContextKey(config.INTERNAL_SECRET);
   const deps = { config, sql, logger, contextKey };
   const app = options.buildApp(deps);
-  const background = await options.background?.({ ...deps, bus: events.bus });
+  const background = await options.background?.({ ...deps, bus: events.bus, listen: !onDemand });
+  const stages: { name: string; work: Settleable }[] = [
+    ...(events.relay ? [{ name: "outbox relay", work: events.relay }] : []),
+    ...(background?.settle ? [{ name: "background work", work: background as Settleable }] : []),
+  ];
+  const drain = (): Promise<void> => settleInOrder(stages, logger);
+  addKickRoute(app, contextKey, drain);
+  // On demand, nothing LISTENs: a write wakes this process's loops itself once it is answered
+  // (after its commit), and the relay then kicks the apps that consume its events.
+  const handler = onDemand ? kickAfterWrites(app.fetch, drain) : app.fetch;
   // Before listening: the launcher counts the process as started once it answers, and the
   // collection's pause then holds up no request.
   const compaction = startHeapCompaction();
-  const server = Deno.serve({
-    hostname: config.HOST,
-    port: config.PORT,
-    onListen: ({ hostname, port }) => logger.info("listening", { hostname, port }),
-  }, app.fetch);
+  const onListen = ({ hostname, port }: Deno.NetAddr): void =>
+    logger.info("listening", { hostname, port, background: onDemand ? "on-demand" : "loops" });
+  const server = deployed && !Deno.env.has("PORT")
+    ? Deno.serve({ onListen }, handler)
+    : Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler);
   onShutdown([
     { name: "heap compaction", run: () => compaction.stop() },
     { name: "requests in flight", run: () => server.shutdown() },
@@ -88,4 +125,34 @@ export async function runService<S extends z.ZodObject>(
     { name: "event bus", run: () => events.stop() },
     { name: "database pool", run: () => sql.end({ timeout: 1 }) },
   ], logger);
+  return drain;
+}
+
+/**
+ * A service as one app on Deno Deploy: started at once, and a `tick` to register with Deno.cron
+ * at the entry module's top level (the platform finds crons by evaluating it, before any await).
+ */
+export function deployService<S extends z.ZodObject>(
+  options: RunServiceOptions<S>,
+): DeployedService {
+  const started = runService({ ...options, entry: "deploy" });
+  return { tick: async () => await (await started)() };
+}
+
+/** Methods that change nothing: their answers need no kick. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Serves `fetch`, and after each answered write starts `drain` without waiting for it: the write
+ * has committed, so its outbox row (or queued mail) is there to be relayed (or sent).
+ */
+export function kickAfterWrites(
+  fetch: (request: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>,
+  drain: () => Promise<void>,
+): (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response> {
+  return async (request, info) => {
+    const response = await fetch(request, info);
+    if (!SAFE_METHODS.has(request.method) && response.status < 500) void drain();
+    return response;
+  };
 }

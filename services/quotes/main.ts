@@ -1,9 +1,5 @@
 import { runService } from "@printshop/shared/service-main";
 import { quotesService } from "./app.ts";
-import { startCustomerConsumer } from "./consumer.ts";
+import { quotesBackground } from "./background.ts";
 
-await runService({
-  ...quotesService,
-  // Learns the CRM's customers from its events, for each quote's clientName.
-  background: startCustomerConsumer,
-});
+await runService({ ...quotesService, background: quotesBackground });

@@ -3,8 +3,10 @@ import type { Logger } from "../log.ts";
 import type { Sql } from "../db/mod.ts";
 import { ROLES } from "../db/tenancy.ts";
 import { type EventBus, topicOf } from "./bus.ts";
-import { startOutboxRelay } from "./relay.ts";
+import { type OutboxRelay, startOutboxRelay } from "./relay.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
+import { importContextKey } from "../internal_context.ts";
+import { kicker } from "../background.ts";
 
 export * from "./bus.ts";
 export * from "./catalogue.ts";
@@ -20,6 +22,16 @@ export interface EventBusConfig {
   KAFKA_SASL_MECHANISM?: "plain" | "scram-sha-256" | "scram-sha-512" | undefined;
   KAFKA_SASL_USERNAME?: string | undefined;
   KAFKA_SASL_PASSWORD?: string | undefined;
+  KICK_URLS?: string[] | undefined;
+  INTERNAL_SECRET?: string | undefined;
+}
+
+/** How a process drives its event work: see BACKGROUND_WORK in shared/config.ts. */
+export interface EventWorkOptions {
+  /** No LISTEN; relayed batches kick KICK_URLS. */
+  onDemand?: boolean;
+  /** Check the bus's migrations rather than apply them (a Deno Deploy instance). */
+  verifyMigrations?: boolean;
 }
 
 /**
@@ -27,7 +39,11 @@ export interface EventBusConfig {
  * The Kafka client is imported only when it is asked for: kafkajs cost every process ~5 MB of
  * RSS on a stack that never uses it.
  */
-export async function openEventBus(config: EventBusConfig, logger: Logger): Promise<EventBus> {
+export async function openEventBus(
+  config: EventBusConfig,
+  logger: Logger,
+  work: EventWorkOptions = {},
+): Promise<EventBus> {
   if (!config.KAFKA_BROKERS) {
     return await createEmbeddedBus({
       url: config.DATABASE_URL,
@@ -35,6 +51,8 @@ export async function openEventBus(config: EventBusConfig, logger: Logger): Prom
         ? { migrationUrl: config.MIGRATION_DATABASE_URL, role: ROLES.platform }
         : {}),
       logger,
+      ...(work.onDemand ? { listen: false } : {}),
+      ...(work.verifyMigrations ? { migrations: "verify" as const } : {}),
     });
   }
   const { KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: username } = config;
@@ -57,7 +75,8 @@ export async function openEventBus(config: EventBusConfig, logger: Logger): Prom
 
 export interface ProcessEvents {
   bus: EventBus;
-  /** Stops the relay, then closes the bus. */
+  relay: OutboxRelay;
+  /** Stops the relay, lets its last kicks go out, then closes the bus. */
   stop(): Promise<void>;
 }
 
@@ -71,19 +90,33 @@ export async function startProcessEvents(
   sql: Sql,
   schema: string,
   logger: Logger,
+  work: EventWorkOptions = {},
 ): Promise<ProcessEvents> {
   let bus: EventBus;
   try {
-    bus = await openEventBus(config, logger);
+    bus = await openEventBus(config, logger, work);
   } catch (error) {
     logger.error("event bus unavailable at start", { error: String(error) });
     Deno.exit(1);
   }
-  const relay = await startOutboxRelay({ sql, schema, topic: topicOf(schema), bus, logger });
+  const kicks = work.onDemand && config.KICK_URLS?.length && config.INTERNAL_SECRET
+    ? kicker(config.KICK_URLS, await importContextKey(config.INTERNAL_SECRET), logger)
+    : null;
+  const relay = await startOutboxRelay({
+    sql,
+    schema,
+    topic: topicOf(schema),
+    bus,
+    logger,
+    ...(work.onDemand ? { listen: false } : {}),
+    ...(kicks ? { onPublished: () => kicks.kick() } : {}),
+  });
   return {
     bus,
+    relay,
     async stop() {
       await relay.stop();
+      await kicks?.idle();
       await bus.close();
     },
   };
