@@ -17,6 +17,8 @@ export interface Receiver {
   url: string;
   arrivals(path: string): Map<string, Arrival>;
   duplicates(path: string): number;
+  /** Every arrival of an event id already seen at `path`, with when it came. */
+  repeats(path: string): { id: string; receivedAt: number }[];
   /**
    * From now on, a delivery to `path` must carry a Standard Webhooks signature by `secret` (the
    * `whsec_…` its subscription answered), verified as a customer's endpoint would; one that does
@@ -33,6 +35,7 @@ export interface Receiver {
 export function startReceiver(): Receiver {
   const byPath = new Map<string, Map<string, Arrival>>();
   const dupes = new Map<string, number>();
+  const again = new Map<string, { id: string; receivedAt: number }[]>();
   const refusals = new Map<string, number>();
   const verifiers = new Map<string, Webhook>();
   const arrivals = (path: string): Map<string, Arrival> => {
@@ -59,8 +62,10 @@ export function startReceiver(): Receiver {
       const occurredAt = Date.parse(body.timestamp ?? "");
       if (id === null || Number.isNaN(occurredAt)) return new Response(null, { status: 400 });
       const seen = arrivals(path);
-      if (seen.has(id)) dupes.set(path, (dupes.get(path) ?? 0) + 1);
-      else {
+      if (seen.has(id)) {
+        dupes.set(path, (dupes.get(path) ?? 0) + 1);
+        again.set(path, [...(again.get(path) ?? []), { id, receivedAt }]);
+      } else {
         const dataId = typeof body.data?.id === "string" ? body.data.id : null;
         seen.set(id, { receivedAt, occurredAt, dataId });
       }
@@ -73,6 +78,7 @@ export function startReceiver(): Receiver {
     url: `http://127.0.0.1:${server.addr.port}`,
     arrivals,
     duplicates: (path) => dupes.get(path) ?? 0,
+    repeats: (path) => again.get(path) ?? [],
     verifyWith: (path, secret) => void verifiers.set(path, new Webhook(secret)),
     refused: (path) => refusals.get(path) ?? 0,
     paths: () => new Map([...byPath].map(([path, seen]) => [path, seen.size])),
