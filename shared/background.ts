@@ -65,8 +65,11 @@ export async function settleInOrder(
 
 /**
  * Adds `POST /internal/kick` to an app: with a context signed by INTERNAL_SECRET for that path,
- * it drains the app's background work and answers 204 once it is done (or past the cap). Any
- * other caller gets 401: a kick costs the database work, so strangers may not send one.
+ * it starts draining the app's background work and answers 202 at once, so that a peer's kicks
+ * never queue behind a drain (the instance lives on for seconds after a request, and a stop
+ * finishes what its loops hold). `?wait=true` answers 204 once the drain is done (or past the
+ * cap), as a cron tick waits. Any other caller gets 401: a kick costs the database work, so
+ * strangers may not send one.
  */
 export function addKickRoute<E extends Env>(
   app: Hono<E>,
@@ -89,8 +92,12 @@ export function addKickRoute<E extends Env>(
         401,
       );
     }
-    await drain();
-    return c.body(null, 204);
+    if (c.req.query("wait") === "true") {
+      await drain();
+      return c.body(null, 204);
+    }
+    void drain();
+    return c.body(null, 202);
   });
   return app;
 }
@@ -111,14 +118,17 @@ export function kickHeader(contextKey: ContextKey, requestId: string): string {
  * Kicks the apps at `urls` after this one relayed events they consume. At most one kick per app
  * is in flight; kicks asked for meanwhile make one more after it, so a stream of batches costs a
  * kick per round trip, not one per batch. A kick that fails is only logged: the consumer's next
- * tick (a minute at most on Deno Deploy) reads the events anyway.
+ * tick (a minute at most on Deno Deploy) reads the events anyway. `stop()` lets go of the kicks
+ * in flight without waiting for their answers: the kicked app goes on draining regardless, and a
+ * stopping instance has 5 s in all.
  */
 export function kicker(
   urls: readonly string[],
   contextKey: ContextKey,
   logger: Logger,
   timeoutMs: number = SETTLE_CAP_MS + 5_000,
-): { kick(): void; idle(): Promise<void> } {
+): { kick(): void; stop(): void } {
+  const stopping = new AbortController();
   const state = new Map<string, { running: Promise<void> | null; again: boolean }>(
     urls.map((url) => [url, { running: null, again: false }]),
   );
@@ -131,10 +141,10 @@ export function kicker(
           [INTERNAL_CONTEXT_HEADER]: kickHeader(contextKey, requestId),
           "x-request-id": requestId,
         },
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopping.signal]),
       });
       await res.body?.cancel();
-      if (res.status !== 204) {
+      if (res.status !== 202) {
         logger.warn("kick refused", { target: url, status: res.status, requestId });
       }
     } catch (error) {
@@ -145,6 +155,7 @@ export function kicker(
     }
   };
   const run = (url: string): void => {
+    if (stopping.signal.aborted) return;
     const entry = state.get(url)!;
     if (entry.running) {
       entry.again = true;
@@ -160,10 +171,6 @@ export function kicker(
   };
   return {
     kick: () => urls.forEach(run),
-    async idle() {
-      while ([...state.values()].some((entry) => entry.running)) {
-        await Promise.all([...state.values()].map((entry) => entry.running));
-      }
-    },
+    stop: () => stopping.abort(),
   };
 }

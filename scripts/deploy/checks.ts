@@ -167,6 +167,15 @@ export async function checkOutcome(input: CheckInput): Promise<SimulationReport>
       `${instance.app} instance ${instance.id} exited on its own (code ${instance.exitCode})`,
     );
   }
+  // SIGINT, then SIGKILL 5 s later: an instance asked to stop must be gone before the SIGKILL.
+  for (const instance of all.filter((i) => i.signal === "SIGKILL" && !i.killedAtOnce)) {
+    failures.push(
+      `${instance.app} instance ${instance.id} did not stop within 5 s of SIGINT ` +
+        `(exit ${instance.exitCode ?? instance.signal}, after ${
+          (instance.endedAt ?? 0) - (instance.stopAskedAt ?? 0)
+        } ms)`,
+    );
+  }
   for (const answer of input.load.undocumented) {
     failures.push(`${answer.operation} answered ${answer.status}, undocumented: ${answer.body}`);
   }

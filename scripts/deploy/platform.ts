@@ -34,6 +34,8 @@ export interface InstanceRecord {
   readyAt: number | null;
   /** When the platform sent SIGINT (idle or eviction) or SIGKILL at once. */
   stopAskedAt: number | null;
+  /** SIGKILL at once, with no SIGINT before it. */
+  killedAtOnce: boolean;
   /** When the process was gone, and how: SIGKILL counts as killed, whenever it came. */
   endedAt: number | null;
   end: InstanceEnd | null;
@@ -184,6 +186,7 @@ export class AppFront {
       startedAt: Date.now(),
       readyAt: null,
       stopAskedAt: null,
+      killedAtOnce: false,
       endedAt: null,
       end: null,
       exitCode: null,
@@ -212,7 +215,11 @@ export class AppFront {
       record.exitCode = status.code;
       record.signal = status.signal;
       if (record.stopAskedAt === null) record.end = "crashed";
-      else if (status.signal === "SIGKILL" || status.code !== 0) record.end = "killed";
+      // SIGKILL, or an exit of its own with an error (its stop deadline passed); a SIGINT that
+      // ended it before it had a handler (still starting) holds nothing.
+      else if (status.signal === "SIGKILL" || (status.signal === null && status.code !== 0)) {
+        record.end = "killed";
+      }
       this.#live = this.#live.filter((instance) => instance.child !== child);
     });
     const instance: Instance = {
@@ -240,6 +247,7 @@ export class AppFront {
     instance.stopping = true;
     instance.record.stopAskedAt = Date.now();
     instance.record.end = end;
+    instance.record.killedAtOnce = hard;
     const signal = (name: Deno.Signal): void => {
       try {
         instance.child.kill(name);

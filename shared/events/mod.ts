@@ -76,7 +76,7 @@ export async function openEventBus(
 export interface ProcessEvents {
   bus: EventBus;
   relay: OutboxRelay;
-  /** Stops the relay, lets its last kicks go out, then closes the bus. */
+  /** Stops the relay and its kicks, then closes the bus. */
   stop(): Promise<void>;
 }
 
@@ -116,7 +116,7 @@ export async function startProcessEvents(
     relay,
     async stop() {
       await relay.stop();
-      await kicks?.idle();
+      kicks?.stop();
       await bus.close();
     },
   };
