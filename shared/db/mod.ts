@@ -671,7 +671,14 @@ async function verifyMigrations(
     const expected = (await readMigrations(track.dir)).length;
     const [row] = await sql.unsafe<{ version: number | null }[]>(
       `SELECT max(version) AS version FROM "${schema}".${track.table}`,
-    ).catch(() => [{ version: null }]);
+    ).catch((error) => {
+      // No bookkeeping table yet: nothing applied. Anything else (the server away, the login
+      // refused) is the error to report, not a schema behind.
+      if (error instanceof postgres.PostgresError && error.code === "42P01") {
+        return [{ version: null }];
+      }
+      throw error;
+    });
     const applied = row?.version ?? 0;
     if (applied < expected) {
       throw new Error(
