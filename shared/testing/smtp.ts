@@ -12,6 +12,8 @@ export interface Received {
   from: string;
   to: string[];
   raw: string;
+  /** When the message was accepted (Date.now()). */
+  receivedAt: number;
 }
 
 /** A real SMTP server on a free loopback port, keeping what it receives. */
@@ -43,6 +45,7 @@ export async function smtpServer(options: Partial<SMTPServerOptions> = {}): Prom
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString("utf8"),
+          receivedAt: Date.now(),
         });
         callback();
       });
