@@ -28,8 +28,11 @@ import {
   variablesFromReadme,
 } from "./deploy/apps.ts";
 import { AppFront } from "./deploy/platform.ts";
-import { runWrites, setUpShop } from "./deploy/load.ts";
+import { mergeOutcomes, runWrites, setUpShop } from "./deploy/load.ts";
 import { checkOutcome, type SimulationReport } from "./deploy/checks.ts";
+
+/** Writes after the main load whose deliveries must wait for the platform's tick. */
+const TAIL_WRITES = 12;
 
 /** The Deno that Deno Deploy runs (its runtime reference), fetched from npm. */
 export const DEPLOY_DENO_VERSION = "2.4.0";
@@ -218,6 +221,23 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     const loadEndedAt = Date.now();
     clearInterval(evictionTimer);
 
+    // The platform going idle with work left: a last few writes whose first deliveries the
+    // receiver turns away (503), so that their retries fall due (5 s later) once every instance
+    // has stopped for want of requests: only a tick can send them.
+    receiver.unavailableUntil(Date.now() + 3_000);
+    const tail = await runWrites({
+      gateway: urlOf("gateway"),
+      apiKey: shop.apiKey,
+      writes: TAIL_WRITES,
+      concurrency: 2,
+    });
+    const idleFrom = Date.now();
+    let webhooksRunningAtRetry = -1;
+    const sample = setTimeout(
+      () => webhooksRunningAtRetry = fronts.get("webhooks")!.running(),
+      options.idleMs + 2_000,
+    );
+
     const report = await checkOutcome({
       superuser,
       organizationId: shop.organizationId,
@@ -226,14 +246,17 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       paths: shop.paths,
       smtp,
       fronts: [...fronts.values()],
-      load,
+      load: mergeOutcomes(load, tail),
       loadStartedAt,
       loadEndedAt,
+      idleFrom,
+      idleInstances: () => webhooksRunningAtRetry,
       drainTimeoutMs: options.drainTimeoutMs,
       evictions,
       hardKills,
       ticks: () => ticks,
     });
+    clearTimeout(sample);
     await superuser.end();
     return report;
   } finally {

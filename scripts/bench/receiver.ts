@@ -27,6 +27,8 @@ export interface Receiver {
   verifyWith(path: string, secret: string): void;
   /** Deliveries to `path` whose signature did not verify. */
   refused(path: string): number;
+  /** Until `until` (Date.now() time), every delivery is answered 503 and not recorded. */
+  unavailableUntil(until: number): void;
   /** Every path that received a delivery, with how many distinct event ids. */
   paths(): Map<string, number>;
   stop(): Promise<void>;
@@ -38,6 +40,7 @@ export function startReceiver(): Receiver {
   const again = new Map<string, { id: string; receivedAt: number }[]>();
   const refusals = new Map<string, number>();
   const verifiers = new Map<string, Webhook>();
+  let downUntil = 0;
   const arrivals = (path: string): Map<string, Arrival> => {
     let map = byPath.get(path);
     if (!map) byPath.set(path, map = new Map());
@@ -45,6 +48,10 @@ export function startReceiver(): Receiver {
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const receivedAt = Date.now();
+    if (receivedAt < downUntil) {
+      await req.body?.cancel();
+      return new Response(null, { status: 503 });
+    }
     const id = req.headers.get("webhook-id");
     const path = new URL(req.url).pathname;
     try {
@@ -81,6 +88,7 @@ export function startReceiver(): Receiver {
     repeats: (path) => again.get(path) ?? [],
     verifyWith: (path, secret) => void verifiers.set(path, new Webhook(secret)),
     refused: (path) => refusals.get(path) ?? 0,
+    unavailableUntil: (until) => void (downUntil = until),
     paths: () => new Map([...byPath].map(([path, seen]) => [path, seen.size])),
     stop: () => server.shutdown(),
   };

@@ -235,3 +235,23 @@ export async function runWrites(options: {
   await Promise.all(Array.from({ length: options.concurrency }, worker));
   return outcome;
 }
+
+/** Two runs' outcomes as one: what the checks read of every answer. */
+export function mergeOutcomes(a: LoadOutcome, b: LoadOutcome): LoadOutcome {
+  const answers = new Map<string, Map<number, number>>();
+  for (const outcome of [a, b]) {
+    for (const [operation, statuses] of outcome.answers) {
+      const merged = answers.get(operation) ?? new Map<number, number>();
+      for (const [status, count] of statuses) merged.set(status, (merged.get(status) ?? 0) + count);
+      answers.set(operation, merged);
+    }
+  }
+  return {
+    succeeded: a.succeeded + b.succeeded,
+    answers,
+    undocumented: [...a.undocumented, ...b.undocumented],
+    brokenOff: a.brokenOff + b.brokenOff,
+    gaveUp: a.gaveUp + b.gaveUp,
+    proofsSent: a.proofsSent + b.proofsSent,
+  };
+}
