@@ -39,11 +39,17 @@ async function start(): Promise<() => Promise<void>> {
     contextKey,
     publicUrl: () => publicUrl,
   });
+  const stopping = new AbortController();
   const drain = (): Promise<void> =>
-    settleInOrder([
-      { name: "outbox relay", work: events.relay },
-      { name: "idempotency purge", work: { settle: () => purgeIdempotencyOnce(sql, logger) } },
-    ], logger);
+    settleInOrder(
+      [
+        { name: "outbox relay", work: events.relay },
+        { name: "idempotency purge", work: { settle: () => purgeIdempotencyOnce(sql, logger) } },
+      ],
+      logger,
+      undefined,
+      stopping.signal,
+    );
   const kick = addKickRoute(new Hono(), contextKey, drain);
   // Only the admin API writes the gateway's outbox (credential events): its writes kick the relay.
   const adminThenKick = kickAfterWrites(admin.fetch, () => events.relay.settle());
@@ -59,6 +65,8 @@ async function start(): Promise<() => Promise<void>> {
     ? Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler)
     : Deno.serve({ onListen }, handler);
   onShutdown([
+    // First: a tick's request waits for its drain, and the server's shutdown for that request.
+    { name: "ticks in progress", run: () => stopping.abort() },
     { name: "requests in flight", run: () => server.shutdown() },
     { name: "event bus", run: () => events.stop() },
     { name: "database pool", run: () => sql.end({ timeout: 1 }) },

@@ -230,6 +230,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
       apiKey: shop.apiKey,
       writes: TAIL_WRITES,
       concurrency: 2,
+      firstIndex: 1_000_000,
     });
     const idleFrom = Date.now();
     let webhooksRunningAtRetry = -1;

@@ -33,15 +33,23 @@ export const SETTLE_CAP_MS = 25_000;
 /**
  * Settles each stage in turn (the relay before the consumers, the consumers before the workers
  * that send what they queued), each within what is left of `capMs`. A stage that fails is
- * logged and the next still runs.
+ * logged and the next still runs. Once `stopping` is aborted (the process was asked to stop) it
+ * returns at once: a tick's request must not hold up the server's shutdown, which waits for it,
+ * while the loops it waits for are stopped only after that shutdown.
  */
 export async function settleInOrder(
   stages: readonly { name: string; work: Settleable }[],
   logger: Logger,
   capMs: number = SETTLE_CAP_MS,
+  stopping?: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + capMs;
+  const stopped = new Promise<"stopped">((resolve) => {
+    if (stopping?.aborted) resolve("stopped");
+    stopping?.addEventListener("abort", () => resolve("stopped"), { once: true });
+  });
   for (const stage of stages) {
+    if (stopping?.aborted) return;
     const left = deadline - Date.now();
     if (left <= 0) {
       logger.warn("background work still running past the tick's cap", { stage: stage.name });
@@ -50,7 +58,12 @@ export async function settleInOrder(
     let timer: ReturnType<typeof setTimeout> | undefined;
     const cap = new Promise<"cap">((resolve) => timer = setTimeout(() => resolve("cap"), left));
     try {
-      const outcome = await Promise.race([stage.work.settle().then(() => "done" as const), cap]);
+      const outcome = await Promise.race([
+        stage.work.settle().then(() => "done" as const),
+        cap,
+        stopped,
+      ]);
+      if (outcome === "stopped") return;
       if (outcome === "cap") {
         logger.warn("background work still running past the tick's cap", { stage: stage.name });
         return;

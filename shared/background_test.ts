@@ -466,6 +466,25 @@ Deno.test("settleInOrder() stops waiting for a stage at the cap and skips the st
   assertEquals(capped.map((l) => l.stage), ["consumers"]);
 });
 
+Deno.test("settleInOrder() lets go at once when the process is stopping, so a tick never holds the shutdown", async () => {
+  const log: string[] = [];
+  const stopping = new AbortController();
+  const settling = settleInOrder(
+    [stage("relay", log), stage("consumers", log, "hang"), stage("workers", log)],
+    quiet,
+    60_000,
+    stopping.signal,
+  );
+  await sleep(50);
+  stopping.abort();
+  await within(settling, 2_000, "settleInOrder() after the stop was asked");
+  assertEquals(log, ["relay:start", "relay:end", "consumers:start"]);
+  // Asked to stop before it starts: it settles nothing.
+  const none: string[] = [];
+  await settleInOrder([stage("relay", none)], quiet, 60_000, stopping.signal);
+  assertEquals(none, []);
+});
+
 Deno.test("settleInOrder() gives the stages what is left of one cap, not a cap each", async () => {
   const log: string[] = [];
   const { logger, lines } = recordingLogger();

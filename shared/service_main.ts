@@ -105,7 +105,8 @@ export async function runService<S extends z.ZodObject>(
     ...(events.relay ? [{ name: "outbox relay", work: events.relay }] : []),
     ...(background?.settle ? [{ name: "background work", work: background as Settleable }] : []),
   ];
-  const drain = (): Promise<void> => settleInOrder(stages, logger);
+  const stopping = new AbortController();
+  const drain = (): Promise<void> => settleInOrder(stages, logger, undefined, stopping.signal);
   addKickRoute(app, contextKey, drain);
   // On demand, nothing LISTENs: a write wakes this process's loops itself once it is answered
   // (after its commit), and the relay then kicks the apps that consume its events.
@@ -119,6 +120,8 @@ export async function runService<S extends z.ZodObject>(
     ? Deno.serve({ onListen }, handler)
     : Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler);
   onShutdown([
+    // First: a tick's request waits for its drain, and the server's shutdown for that request.
+    { name: "ticks in progress", run: () => stopping.abort() },
     { name: "heap compaction", run: () => compaction.stop() },
     { name: "requests in flight", run: () => server.shutdown() },
     { name: "background work", run: () => background?.stop() },

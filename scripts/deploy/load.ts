@@ -159,6 +159,8 @@ export async function runWrites(options: {
   apiKey: string;
   writes: number;
   concurrency: number;
+  /** The first write's number: a later run starts past an earlier one's (style codes are unique). */
+  firstIndex?: number;
 }): Promise<LoadOutcome> {
   const documented = await documentedStatuses(options.gateway);
   const outcome: LoadOutcome = {
@@ -203,7 +205,8 @@ export async function runWrites(options: {
           return (JSON.parse(text) as { data: { id?: string } }).data;
         }
         // Retried as a client would: the service or the first request was away, not wrong.
-        const retryable = res.status === 503 || res.status === 409 || res.status === 429;
+        const retryable = res.status === 503 || res.status === 429 ||
+          (res.status === 409 && text.includes("idempotency_request_in_flight"));
         if (!retryable) return null;
       }
       await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
@@ -212,7 +215,7 @@ export async function runWrites(options: {
     return null;
   };
 
-  let next = 0;
+  let next = options.firstIndex ?? 0;
   const worker = async (): Promise<void> => {
     while (outcome.succeeded < options.writes) {
       const index = next++;
