@@ -221,6 +221,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     const loadEndedAt = Date.now();
     clearInterval(evictionTimer);
 
+    // Let the load's own deliveries land first (arrivals quiet for 2 s), so that none of them
+    // is among those turned away below.
+    await quiet(() => [...receiver.paths().values()].reduce((a, b) => a + b, 0), 2_000, 30_000);
+
     // The platform going idle with work left: a last few writes whose first deliveries the
     // receiver turns away (503), so that their retries fall due (5 s later) once every instance
     // has stopped for want of requests: only a tick can send them.
@@ -266,6 +270,18 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     await receiver.stop().catch(() => {});
     await smtp.close().catch(() => {});
     await db.drop().catch(() => {});
+  }
+}
+
+/** Resolves once `count()` has not changed for `forMs`, or after `atMostMs`. */
+async function quiet(count: () => number, forMs: number, atMostMs: number): Promise<void> {
+  const giveUpAt = Date.now() + atMostMs;
+  let last = count();
+  let since = Date.now();
+  while (Date.now() - since < forMs && Date.now() < giveUpAt) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = count();
+    if (now !== last) [last, since] = [now, Date.now()];
   }
 }
 
