@@ -1,5 +1,6 @@
 import type { Background, BackgroundDeps } from "@printshop/shared/service-main";
 import type { Config } from "./config.ts";
+import { ON_DEMAND_POLL_MAX_MS, ON_DEMAND_POLL_MS } from "@printshop/shared/events/waker";
 import { dispatchDepsOf } from "./app.ts";
 import { startEventConsumer } from "./consumer.ts";
 import { startDeliveryWorker } from "./worker.ts";
@@ -9,7 +10,12 @@ import { startDeliveryWorker } from "./worker.ts";
  * Settled in that order, so that a tick sends what the events it read queued.
  */
 export async function webhooksBackground(deps: BackgroundDeps<Config>): Promise<Background> {
-  const worker = await startDeliveryWorker(await dispatchDepsOf(deps)(), { listen: deps.listen });
+  const worker = await startDeliveryWorker(
+    await dispatchDepsOf(deps)(),
+    deps.listen
+      ? {}
+      : { listen: false, pollIntervalMs: ON_DEMAND_POLL_MS, idlePollMaxMs: ON_DEMAND_POLL_MAX_MS },
+  );
   const consumer = await startEventConsumer(deps);
   return {
     async stop() {

@@ -101,3 +101,12 @@ export const IDLE_POLL_MAX_MS = 25_000;
  * at once: only a loop that just did some waits.
  */
 export const GATHER_MS = 20;
+
+/**
+ * On demand (no LISTEN), a running instance's loops poll this often after activity, backing off
+ * to the second: a kick that found another instance holding a topic's or an outbox's lock reads
+ * nothing, and what that holder's batch did not cover is then read within a poll, not at the
+ * next kick or tick. One indexed statement a poll, only while the instance runs.
+ */
+export const ON_DEMAND_POLL_MS = 250;
+export const ON_DEMAND_POLL_MAX_MS = 2_000;
