@@ -3,6 +3,7 @@
  * service and the gateway, prints where they are and a demo key, the admin CLI works against
  * it, Ctrl-C/SIGTERM stops everything, and a restart keeps the data.
  */
+import { startOtlpReceiver } from "../scripts/otel_receive.ts";
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { removeOrphanClusters } from "@printshop/shared/embedded-postgres";
 import { waitFor } from "@printshop/shared/net";
@@ -25,6 +26,7 @@ async function start(
   dataDir: string,
   how: "deno" | "npx" = "deno",
   ownGroup = false,
+  extraEnv: Record<string, string> = {},
 ): Promise<Started> {
   const [command, args] = how === "npx"
     ? ["npx", ["-y", `deno@${Deno.version.deno}`, "task", "start"]]
@@ -39,6 +41,7 @@ async function start(
       PORT: "0",
       ADMIN_PORT: "0",
       LOG_LEVEL: "warn",
+      ...extraEnv,
     },
     stdin: "null",
     stdout: "piped",
@@ -402,5 +405,35 @@ Deno.test("deleting the data directory resets the platform: the next start begin
   } finally {
     await removeDataDir(dataDir);
     await Deno.remove(parent, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("with OTEL_DENO=true every process names itself, and the banner's secrets are not exported", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-otel-" });
+  const receiver = startOtlpReceiver();
+  try {
+    const started = await start(dataDir, "deno", false, {
+      OTEL_DENO: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: "whole-stack",
+    });
+    const key = started.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
+    const adminToken = started.output().match(/Admin token: (\S+)/)?.[1];
+    assert(key && adminToken, started.output());
+    const me = await fetch(`${started.gatewayUrl}/v1/me`, { headers: { "x-api-key": key } });
+    assertEquals(me.status, 200);
+    await me.body?.cancel();
+    await stop(started);
+    const names = new Set([...receiver.spans, ...receiver.points].map((item) => item.service));
+    for (const name of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
+      assert(names.has(name), `${name} exported nothing under its own name: ${[...names]}`);
+    }
+    const exported = receiver.raw.join("\n");
+    assert(exported.length > 0);
+    assert(!exported.includes(key), "the demo API key was exported");
+    assert(!exported.includes(adminToken), "the admin token was exported");
+  } finally {
+    await receiver.stop();
+    await removeDataDir(dataDir);
   }
 });

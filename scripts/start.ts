@@ -223,4 +223,8 @@ if (organizations.length === 0) {
     `Try: curl -H 'X-API-Key: ${key.apiKey}' ${running.gatewayUrl}/v1/me`,
   );
 }
-console.log(["", ...lines, "", "Press Ctrl-C to stop.", ""].join("\n"));
+// Written to stdout itself, not through console: with OTEL_DENO=true, Deno exports console output
+// as log records, and these lines hold the admin token and the demo key.
+Deno.stdout.writeSync(
+  new TextEncoder().encode(["", ...lines, "", "Press Ctrl-C to stop.", ""].join("\n") + "\n"),
+);

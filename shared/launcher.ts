@@ -235,7 +235,9 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...RUN_FLAGS, new URL(ENTRY[name], ROOT).pathname],
       cwd: new URL(".", ROOT).pathname,
-      env: { ...env, [SUPERVISED_ENV]: "1" },
+      // Each process names itself in what it exports (telemetry's service.name), whatever name
+      // the launcher's own environment carries.
+      env: { OTEL_SERVICE_NAME: logName, ...env, [SUPERVISED_ENV]: "1" },
       // The child watches this pipe: when the supervisor dies, even by SIGKILL, it closes and
       // the child shuts itself down instead of living on as an orphan.
       stdin: "piped",
