@@ -9,14 +9,13 @@ import { settleInOrder } from "../background.ts";
 import { uuidv7 } from "../ids.ts";
 import { createLogger } from "../log.ts";
 import { sleep, waitFor } from "../net.ts";
-import { writeEvent } from "../outbox.ts";
 import { createTestDatabase } from "../testing/db.ts";
+import { type OutboxFixture, outboxFixture, writeTestEvents } from "../testing/outbox.ts";
 import type { BusEvent, BusSubscription, EventBus } from "./bus.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
 import { type OutboxRelay, startOutboxRelay } from "./relay.ts";
 
 const logger = createLogger({ level: "error" });
-const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
 const QUOTES = "printshop.quotes";
 /** Polls this far apart never run within a test: only `settle()` can move the loops. */
 const NEVER = { pollIntervalMs: 60_000, idlePollMaxMs: 60_000 };
@@ -24,39 +23,10 @@ const NEVER = { pollIntervalMs: 60_000, idlePollMaxMs: 60_000 };
 const QUIET_MS = 300;
 
 /** The quotes schema (with its outbox) and an embedded bus that does not LISTEN, on a new database. */
-async function setup() {
-  const db = await createTestDatabase();
-  const sql = await openDatabase(db.url, "quotes", NO_MIGRATIONS, logger, { watch: false });
-  const bus = await createEmbeddedBus({ url: db.url, logger, listen: false, ...NEVER });
-  return {
-    sql,
-    bus,
-    url: db.url,
-    async [Symbol.asyncDispose]() {
-      await bus.close();
-      await sql.end();
-      await db.drop();
-    },
-  };
-}
-
-async function write(sql: Sql, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  const organizationId = crypto.randomUUID();
-  for (let i = 0; i < n; i++) {
-    await sql.begin(async (tx) => {
-      ids.push(
-        await writeEvent(tx, {
-          organizationId,
-          type: "quote.deleted",
-          aggregateId: crypto.randomUUID(),
-          payload: { id: crypto.randomUUID() },
-        }),
-      );
-    });
-  }
-  return ids;
-}
+const setup = (): Promise<OutboxFixture> =>
+  outboxFixture({ listen: false, ...NEVER }, { watch: false });
+const write = (sql: Sql, n: number): Promise<string[]> =>
+  writeTestEvents(sql, crypto.randomUUID(), n);
 
 async function unpublished(sql: Sql): Promise<number> {
   const [row] = await sql<{ n: number }[]>`

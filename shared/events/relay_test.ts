@@ -1,50 +1,17 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { connect, openDatabase, type Sql } from "../db/mod.ts";
 import { createLogger } from "../log.ts";
-import { createTestDatabase } from "../testing/db.ts";
+import { type OutboxFixture, outboxFixture, writeTestEvents } from "../testing/outbox.ts";
 import { writeEvent } from "../outbox.ts";
 import { sleep, waitFor } from "../net.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
-import { createEmbeddedBus } from "./embedded_bus.ts";
 import { outboxChannel, type OutboxRelay, type RelayOptions, startOutboxRelay } from "./relay.ts";
 
 const logger = createLogger({ level: "error" });
 const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
 
-async function setup(): Promise<
-  { sql: Sql; bus: EventBus; url: string; [Symbol.asyncDispose](): Promise<void> }
-> {
-  const db = await createTestDatabase();
-  const sql = await openDatabase(db.url, "quotes", NO_MIGRATIONS, logger);
-  const bus = await createEmbeddedBus({ url: db.url, logger, pollIntervalMs: 100 });
-  return {
-    sql,
-    bus,
-    url: db.url,
-    async [Symbol.asyncDispose]() {
-      await bus.close();
-      await sql.end();
-      await db.drop();
-    },
-  };
-}
-
-async function write(sql: Sql, organizationId: string, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    await sql.begin(async (tx) => {
-      ids.push(
-        await writeEvent(tx, {
-          organizationId,
-          type: "quote.deleted",
-          aggregateId: crypto.randomUUID(),
-          payload: { id: crypto.randomUUID() },
-        }),
-      );
-    });
-  }
-  return ids;
-}
+const setup = (): Promise<OutboxFixture> => outboxFixture({ pollIntervalMs: 100 });
+const write = writeTestEvents;
 
 function collector(bus: EventBus, groupId: string) {
   const seen: BusEvent[] = [];
