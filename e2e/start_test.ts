@@ -423,7 +423,46 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     const me = await fetch(`${started.gatewayUrl}/v1/me`, { headers: { "x-api-key": key } });
     assertEquals(me.status, 200);
     await me.body?.cancel();
+    const created = await fetch(`${started.gatewayUrl}/v1/quotes`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ reference: "Traced" }),
+    });
+    assertEquals(created.status, 201);
+    const quoteId = (await created.json()).data.id as string;
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const read = await fetch(`${started.gatewayUrl}/v1/quotes/${quoteId}`, {
+      headers: { "x-api-key": key, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    assertEquals(read.status, 200);
+    await read.body?.cancel();
+    // A query the gateway refuses (400) still has its server span; a token in it is not kept.
+    const tokenTrace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const refused = await fetch(
+      `${started.gatewayUrl}/v1/quotes/${quoteId}?token=abcdefghijklmnopqrstuvwxyz0123456789`,
+      { headers: { "x-api-key": key, traceparent: `00-${tokenTrace}-00f067aa0ba902b7-01` } },
+    );
+    assertEquals(refused.status, 400);
+    await refused.body?.cancel();
     await stop(started);
+    // One server span per process for the read, named by its route template, not its ids.
+    const servers = receiver.spans.filter((span) => span.traceId === traceId && span.kind === 2);
+    assertEquals(
+      servers.map((span) => [span.service, span.name, span.attributes["http.route"]]).sort(),
+      [
+        ["gateway", "GET /v1/quotes/{quoteId}", "/v1/quotes/{quoteId}"],
+        ["quotes", "GET /v1/quotes/{quoteId}", "/v1/quotes/{quoteId}"],
+      ],
+    );
+    assert(!receiver.spans.some((span) => span.name.includes(quoteId)), "an id in a span name");
+    // Server spans only: Deno's own fetch span of the gateway's call records the URL whole (README
+    // "Telemetry" says so), and nothing in the runtime lets that span be changed.
+    const tokenSpans = receiver.spans.filter((span) =>
+      span.traceId === tokenTrace && span.kind === 2
+    );
+    assert(tokenSpans.length === 2, "the refused request's server spans, gateway's and quotes'");
+    const leaked = JSON.stringify(tokenSpans).includes("abcdefghijklmnopqrstuvwxyz");
+    assert(!leaked, `a token kept: ${JSON.stringify(tokenSpans.map((s) => s.attributes))}`);
     const names = new Set([...receiver.spans, ...receiver.points].map((item) => item.service));
     for (const name of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
       assert(names.has(name), `${name} exported nothing under its own name: ${[...names]}`);

@@ -320,6 +320,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
         );
       }
       const { route } = match;
+      c.set("route", route.path);
       if (route.scope && !principal.scopes.includes(route.scope)) {
         throw insufficientScope(route.scope);
       }

@@ -10,6 +10,8 @@ import {
   verifyInternalContext,
   verifyInternalContextSync,
 } from "./internal_context.ts";
+import { routePath } from "hono/route";
+import { type Span, trace } from "@opentelemetry/api";
 import { currentTraceId, SpanKind, tracing, withIncomingContext, withSpan } from "./telemetry.ts";
 import { databaseUnavailable } from "./db/availability.ts";
 
@@ -19,6 +21,11 @@ export interface RequestVariables {
   log: Logger;
   /** Known once the caller is authenticated; included in the access log line. */
   organizationId?: string;
+  /**
+   * The operation's path template, where the app routes by a table of its own rather than by
+   * Hono's routes (the gateway's `/v1/*`): what names the request's span.
+   */
+  route?: string;
 }
 
 export interface ServiceVariables extends RequestVariables {
@@ -120,15 +127,23 @@ export function requestContext(
     // request of every process for nothing.
     const path = traced || accessLogged ? loggablePath(c.req.path) : "";
     if (traced) {
-      await withIncomingContext(headers, () =>
-        withSpan(`${method} ${path}`, {
-          "http.request.method": method,
-          "url.path": path,
-          "service.name": service,
-        }, async (span) => {
-          await next();
-          span.setAttribute("http.response.status_code", c.res.status);
-        }, SpanKind.SERVER));
+      // Deno's own server span, when it instruments Deno.serve (OTEL_DENO=true): named and
+      // completed here rather than doubled by one of ours. Without it (a test's app.request, a
+      // registered SDK of another kind) the span is ours.
+      const serverSpan = trace.getActiveSpan();
+      if (serverSpan?.isRecording()) {
+        await next();
+        describeServerSpan(serverSpan, c, path);
+      } else {
+        await withIncomingContext(
+          headers,
+          () =>
+            withSpan(method, { "service.name": service }, async (span) => {
+              await next();
+              describeServerSpan(span, c, path);
+            }, SpanKind.SERVER),
+        );
+      }
     } else {
       await next();
     }
@@ -144,6 +159,30 @@ export function requestContext(
       ...(clientOf ? { client: clientOf(c) } : {}),
     });
   };
+}
+
+/**
+ * Names a request's server span after its route template, as the HTTP conventions ask
+ * (`GET /v1/quotes/{quoteId}`, `http.route`), never after the path with its ids, and writes the
+ * path and query over what Deno recorded with every token-shaped run taken out (an approval
+ * link's token is a credential; so may a query's value be).
+ */
+function describeServerSpan(span: Span, c: Context, path: string): void {
+  const declared = (c as Context<{ Variables: RequestVariables }>).get("route");
+  const matched = routePath(c, -1);
+  // Hono's `:id` as the OpenAPI document writes it; a catch-all (no route matched) is unnamed.
+  const route = declared ??
+    (matched.endsWith("*") ? null : matched.replace(/:(\w+)/g, "{$1}"));
+  span.updateName(route ? `${c.req.method} ${route}` : c.req.method);
+  if (route) span.setAttribute("http.route", route);
+  span.setAttributes({
+    "http.request.method": c.req.method,
+    "url.path": path,
+    "http.response.status_code": c.res.status,
+  });
+  const query = new URL(c.req.url).search.slice(1);
+  if (query) span.setAttribute("url.query", loggablePath(query));
+  span.setAttribute("url.full", loggablePath(c.req.url));
 }
 
 /**
