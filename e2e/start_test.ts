@@ -416,6 +416,7 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: "whole-stack",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     });
     const key = started.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     const adminToken = started.output().match(/Admin token: (\S+)/)?.[1];
@@ -423,13 +424,36 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     const me = await fetch(`${started.gatewayUrl}/v1/me`, { headers: { "x-api-key": key } });
     assertEquals(me.status, 200);
     await me.body?.cancel();
-    const created = await fetch(`${started.gatewayUrl}/v1/quotes`, {
+    // A webhook for the write: its delivery must continue the write's trace, past the outbox.
+    const hooks: string[] = [];
+    const endpoint = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+      hooks.push(req.headers.get("webhook-id") ?? "");
+      return new Response(null, { status: 204 });
+    });
+    const subscribed = await fetch(`${started.gatewayUrl}/v1/webhooks`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${endpoint.addr.port}/hook`,
+        event: "quote.created",
+      }),
+    });
+    assertEquals(subscribed.status, 201);
+    await subscribed.body?.cancel();
+    const writeTrace = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const created = await fetch(`${started.gatewayUrl}/v1/quotes`, {
+      method: "POST",
+      headers: {
+        "x-api-key": key,
+        "content-type": "application/json",
+        traceparent: `00-${writeTrace}-00f067aa0ba902b7-01`,
+      },
       body: JSON.stringify({ reference: "Traced" }),
     });
     assertEquals(created.status, 201);
     const quoteId = (await created.json()).data.id as string;
+    await waitFor("the webhook", () => Promise.resolve(hooks.length > 0), 20_000);
+    await endpoint.shutdown();
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const read = await fetch(`${started.gatewayUrl}/v1/quotes/${quoteId}`, {
       headers: { "x-api-key": key, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
@@ -455,6 +479,24 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
       ],
     );
     assert(!receiver.spans.some((span) => span.name.includes(quoteId)), "an id in a span name");
+    // The write, its event's publishing and receiving, and the delivery: one trace.
+    const write = receiver.spans.filter((span) => span.traceId === writeTrace);
+    for (
+      const [service, name] of [
+        ["gateway", "POST /v1/quotes"],
+        ["quotes", "POST /v1/quotes"],
+        ["quotes", "printshop.quotes publish"],
+        ["webhooks", "printshop.quotes receive"],
+        ["webhooks", "webhook deliver"],
+      ]
+    ) {
+      assert(
+        write.some((span) => span.service === service && span.name === name),
+        `${service} "${name}" not in the write's trace: ${
+          JSON.stringify(write.map((s) => [s.service, s.name]))
+        }`,
+      );
+    }
     // Server spans only: Deno's own fetch span of the gateway's call records the URL whole (README
     // "Telemetry" says so), and nothing in the runtime lets that span be changed.
     const tokenSpans = receiver.spans.filter((span) =>

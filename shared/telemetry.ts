@@ -3,7 +3,9 @@ import {
   context,
   propagation,
   ProxyTracerProvider,
+  ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -17,13 +19,51 @@ export const tracer = trace.getTracer("printshop");
 
 export { SpanKind };
 
+/** Where a span belongs when it is not where the code runs: work an event carried on. */
+export interface SpanOrigin {
+  /** The W3C traceparent the work continues (an event's, from its outbox row). */
+  parent?: string | null | undefined;
+  /** Others it also serves (the rest of a batch's events), as links. */
+  links?: readonly (string | null | undefined)[];
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The span context a traceparent names, as a remote parent or a link; null when malformed. */
+export function remoteSpanContext(traceparent: string | null | undefined): SpanContext | null {
+  const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  if (!match || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return null;
+  return {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: parseInt(match[3]!, 16) & 1,
+    isRemote: true,
+  };
+}
+
+/**
+ * The origin of work done for a batch of events: the first one's trace continues, the others are
+ * linked (the messaging conventions' choice for a batch).
+ */
+export function batchOrigin(traceparents: readonly (string | null | undefined)[]): SpanOrigin {
+  const [first, ...rest] = traceparents;
+  return { parent: first, links: rest };
+}
+
 export async function withSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span) => Promise<T>,
   kind: SpanKind = SpanKind.INTERNAL,
+  origin: SpanOrigin = {},
 ): Promise<T> {
-  return await tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
+  const parent = remoteSpanContext(origin.parent);
+  const links = (origin.links ?? []).flatMap((traceparent) => {
+    const linked = remoteSpanContext(traceparent);
+    return linked ? [{ context: linked }] : [];
+  });
+  const base = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : context.active();
+  return await tracer.startActiveSpan(name, { kind, attributes, links }, base, async (span) => {
     try {
       return await fn(span);
     } catch (error) {

@@ -85,39 +85,45 @@ export async function deliverOnce(
   record: AttemptSink = (claimed, attempt) =>
     recordAttempt(deps.sql, claimed, attempt, deps.retrySchedule),
 ): Promise<void> {
-  await withSpan("webhook deliver", {
-    "webhook.delivery_id": delivery.id,
-    "webhook.event_type": delivery.event.type,
-    "webhook.attempt": delivery.attempt,
-  }, async (span) => {
-    const secrets = await Promise.all(
-      delivery.sealedSecrets.map((sealed) => deps.box.open(sealed)),
-    );
-    const body = deliveryBody(delivery.event, delivery.includesCosts);
-    const startedAt = new Date();
-    const outcome = await sendWebhook({
-      url: delivery.url,
-      headers: signatureHeaders({ id: delivery.eventId, timestamp: startedAt, body, secrets }),
-      body,
-      timeoutMs: deps.timeoutMs,
-      allowPrivateTargets: deps.allowPrivateTargets,
-    });
-    span.setAttribute("http.response.status_code", outcome.httpStatus ?? 0);
-    await record(delivery, {
-      startedAt,
-      durationMs: outcome.durationMs,
-      httpStatus: outcome.httpStatus,
-      succeeded: outcome.succeeded,
-      failureReason: outcome.failureReason,
-      trigger,
-    });
-    if (!outcome.succeeded) {
-      deps.logger.info("webhook delivery attempt failed", {
-        deliveryId: delivery.id,
-        subscriptionId: delivery.subscriptionId,
-        attempt: delivery.attempt,
-        reason: outcome.failureReason,
+  await withSpan(
+    "webhook deliver",
+    {
+      "webhook.delivery_id": delivery.id,
+      "webhook.event_type": delivery.event.type,
+      "webhook.attempt": delivery.attempt,
+    },
+    async (span) => {
+      const secrets = await Promise.all(
+        delivery.sealedSecrets.map((sealed) => deps.box.open(sealed)),
+      );
+      const body = deliveryBody(delivery.event, delivery.includesCosts);
+      const startedAt = new Date();
+      const outcome = await sendWebhook({
+        url: delivery.url,
+        headers: signatureHeaders({ id: delivery.eventId, timestamp: startedAt, body, secrets }),
+        body,
+        timeoutMs: deps.timeoutMs,
+        allowPrivateTargets: deps.allowPrivateTargets,
       });
-    }
-  }, SpanKind.CLIENT);
+      span.setAttribute("http.response.status_code", outcome.httpStatus ?? 0);
+      await record(delivery, {
+        startedAt,
+        durationMs: outcome.durationMs,
+        httpStatus: outcome.httpStatus,
+        succeeded: outcome.succeeded,
+        failureReason: outcome.failureReason,
+        trigger,
+      });
+      if (!outcome.succeeded) {
+        deps.logger.info("webhook delivery attempt failed", {
+          deliveryId: delivery.id,
+          subscriptionId: delivery.subscriptionId,
+          attempt: delivery.attempt,
+          reason: outcome.failureReason,
+        });
+      }
+    },
+    SpanKind.CLIENT,
+    { parent: delivery.traceparent },
+  );
 }

@@ -1,6 +1,6 @@
 import { loopFailed, onDatabaseBack, openDatabase, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
-import { SpanKind, withSpan } from "../telemetry.ts";
+import { batchOrigin, SpanKind, withSpan } from "../telemetry.ts";
 import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
 import {
   Backoff,
@@ -124,8 +124,14 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
     }));
     // One statement, so one implicit transaction: the topic's lock is taken before the first
     // row draws its seq (every row joins the lock's row) and held until the commit.
-    await withSpan(`${topic} publish`, { "messaging.system": "printshop-embedded" }, async () => {
-      await sql`
+    await withSpan(
+      `${topic} publish`,
+      {
+        "messaging.system": "printshop-embedded",
+        "messaging.batch.message_count": events.length,
+      },
+      async () => {
+        await sql`
         WITH topic_lock AS MATERIALIZED (
           SELECT pg_advisory_xact_lock(hashtext(${`eventbus.topic.${topic}`}))
         ), inserted AS (
@@ -135,8 +141,8 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
                  e.value -> 'data', r.traceparent
           FROM topic_lock,
                jsonb_array_elements(${
-        sql.json(rows as Parameters<typeof sql.json>[0])
-      }::jsonb) WITH ORDINALITY AS e(value, n),
+          sql.json(rows as Parameters<typeof sql.json>[0])
+        }::jsonb) WITH ORDINALITY AS e(value, n),
                jsonb_to_record(e.value) AS r(topic text, id uuid, organization_id uuid,
                  type text, aggregate_id uuid, occurred_at timestamptz, traceparent text)
           ORDER BY e.n
@@ -145,7 +151,10 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
         )
         SELECT pg_notify(${CHANNEL}, ${topic}::text || coalesce(' ' || max(seq), ''))
         FROM inserted`;
-    }, SpanKind.PRODUCER);
+      },
+      SpanKind.PRODUCER,
+      batchOrigin(events.map((e) => e.traceparent)),
+    );
   }
 
   async function subscribe(subscribeOptions: SubscribeOptions): Promise<BusSubscription> {
@@ -232,6 +241,7 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
           },
           () => handle(rows.map(toEvent), topic),
           SpanKind.CONSUMER,
+          batchOrigin(rows.map((row) => row.traceparent)),
         );
         const last = rows.at(-1)!.seq;
         await tx`

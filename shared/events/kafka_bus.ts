@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import type { LogFields, Logger } from "../log.ts";
 import { sleep } from "../net.ts";
-import { SpanKind, withSpan } from "../telemetry.ts";
+import { batchOrigin, SpanKind, withSpan } from "../telemetry.ts";
 import {
   type BusEvent,
   type BusSubscription,
@@ -270,6 +270,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
         }
       },
       SpanKind.PRODUCER,
+      batchOrigin(events.map((event) => event.traceparent)),
     );
   };
 
@@ -323,6 +324,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
             },
             () => handle(events, batch.topic),
             SpanKind.CONSUMER,
+            batchOrigin(events.map((event) => event.traceparent)),
           );
         }
         failures = 0;

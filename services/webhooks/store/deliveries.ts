@@ -35,6 +35,8 @@ export interface ClaimedDelivery {
   includesCosts: boolean;
   eventId: string;
   event: DeliveredEvent;
+  /** The trace the event's write began, which each attempt's span continues. */
+  traceparent: string | null;
   /**
    * The subscription's signing secrets valid when it was claimed, newest first, still sealed:
    * read by the claim itself, so an attempt costs no statement of its own to sign.
@@ -53,6 +55,7 @@ interface ClaimedRow {
   type: string;
   occurred_at: Date;
   data: unknown;
+  traceparent: string | null;
   sealed_secrets: string[];
 }
 
@@ -77,6 +80,7 @@ const toClaimed = (row: ClaimedRow): ClaimedDelivery => ({
   includesCosts: row.includes_costs,
   eventId: row.event_id,
   event: { type: row.type, occurredAt: row.occurred_at.toISOString(), data: row.data },
+  traceparent: row.traceparent,
   sealedSecrets: row.sealed_secrets.map((sealed) => new Uint8Array(Buffer.from(sealed, "base64"))),
 });
 
@@ -129,7 +133,7 @@ export function claimStatement(
     WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
       AND s.credential_revoked_at IS NULL AND s.scope_withdrawn_at IS NULL
     RETURNING d.id, d.organization_id, d.attempt_count, d.subscription_id, s.url,
-              s.includes_costs, d.event_id, e.type, e.occurred_at, e.data,
+              s.includes_costs, d.event_id, e.type, e.occurred_at, e.data, e.traceparent,
               ${sql.unsafe(SEALED_SECRETS)}`;
 }
 
@@ -176,7 +180,7 @@ export async function claimFailedDelivery(
       FROM subscriptions s, events e
       WHERE d.id = ${deliveryId} AND s.id = d.subscription_id AND e.id = d.event_id
       RETURNING d.id, d.organization_id, d.attempt_count, d.subscription_id, s.url,
-                s.includes_costs, d.event_id, e.type, e.occurred_at, e.data,
+                s.includes_costs, d.event_id, e.type, e.occurred_at, e.data, e.traceparent,
                 ${tx.unsafe(SEALED_SECRETS)}`;
     return toClaimed(row!);
   });

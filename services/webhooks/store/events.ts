@@ -48,19 +48,21 @@ export async function recordEvents(
     aggregate_id: e.aggregateId,
     occurred_at: e.occurredAt,
     data: e.data,
+    traceparent: e.traceparent ?? null,
   }));
   const [counts] = await platformStatement(sql, (tx) =>
     tx<{ recorded: number; queued: number }[]>`
     WITH event_log_lock AS MATERIALIZED (
       SELECT pg_advisory_xact_lock(hashtext(${EVENT_LOG_LOCK}))
     ), recorded AS (
-      INSERT INTO events (id, organization_id, type, aggregate_id, occurred_at, data)
-      SELECT r.id, r.organization_id, r.type, r.aggregate_id, r.occurred_at, e.value -> 'data'
+      INSERT INTO events (id, organization_id, type, aggregate_id, occurred_at, data, traceparent)
+      SELECT r.id, r.organization_id, r.type, r.aggregate_id, r.occurred_at, e.value -> 'data',
+             r.traceparent
       FROM event_log_lock,
            jsonb_array_elements(${tx.json(rows as Parameters<typeof tx.json>[0])}::jsonb)
              WITH ORDINALITY AS e(value, n),
            jsonb_to_record(e.value) AS r(id uuid, organization_id uuid, type text,
-             aggregate_id uuid, occurred_at timestamptz)
+             aggregate_id uuid, occurred_at timestamptz, traceparent text)
       ORDER BY e.n
       ON CONFLICT (id) DO NOTHING
       RETURNING seq, id, organization_id, type
