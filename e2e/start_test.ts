@@ -417,6 +417,7 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: "whole-stack",
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+      OTEL_METRIC_EXPORT_INTERVAL: "500",
     });
     const key = started.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     const adminToken = started.output().match(/Admin token: (\S+)/)?.[1];
@@ -468,6 +469,8 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     );
     assertEquals(refused.status, 400);
     await refused.body?.cancel();
+    // A metric export or two after the last request, before the processes stop.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     await stop(started);
     // One server span per process for the read, named by its route template, not its ids.
     const servers = receiver.spans.filter((span) => span.traceId === traceId && span.kind === 2);
@@ -479,6 +482,35 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
       ],
     );
     assert(!receiver.spans.some((span) => span.name.includes(quoteId)), "an id in a span name");
+    // The operation's duration histogram and the delivery's outcome, as metrics.
+    const point = (
+      service: string,
+      metric: string,
+      match: (a: Record<string, unknown>) => boolean,
+    ) =>
+      receiver.points.some((p) =>
+        p.service === service && p.metric === metric && match(p.attributes)
+      );
+    assert(
+      point(
+        "quotes",
+        "http.server.request.duration",
+        (a) => a["http.route"] === "/v1/quotes/{quoteId}" && a["http.response.status_code"] === 200,
+      ),
+      "no duration histogram for GET /v1/quotes/{quoteId}",
+    );
+    assert(
+      point("gateway", "http.server.request.duration", (a) => a["http.route"] === "/v1/quotes"),
+      "no duration histogram of the gateway for POST /v1/quotes",
+    );
+    assert(
+      point(
+        "webhooks",
+        "printshop.webhook.attempts",
+        (a) => a.outcome === "succeeded" && a["webhook.event_type"] === "quote.created",
+      ),
+      "no delivery metric",
+    );
     // The write, its event's publishing and receiving, and the delivery: one trace.
     const write = receiver.spans.filter((span) => span.traceId === writeTrace);
     for (

@@ -38,6 +38,7 @@ import {
 } from "./edge/client_stamp.ts";
 import { cidrMatcher } from "./domain/cidr.ts";
 import { forwardedClient } from "./domain/forwarded.ts";
+import { rateLimitRefusals } from "@printshop/shared/metrics";
 import { addressGroup } from "./domain/address_group.ts";
 import type { ResponseChecker } from "./response_checks.ts";
 
@@ -288,6 +289,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
 
     async function authorized(): Promise<Response> {
       if (!bucket.admitted) {
+        rateLimitRefusals.add(1);
         throw new ApiError(
           "rate_limited",
           `Rate limit of ${policy.requestsPerMinute} requests per minute exceeded`,

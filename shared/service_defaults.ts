@@ -13,6 +13,7 @@ import {
 import { routePath } from "hono/route";
 import { type Span, trace } from "@opentelemetry/api";
 import { currentTraceId, SpanKind, tracing, withIncomingContext, withSpan } from "./telemetry.ts";
+import { requestDuration } from "./metrics.ts";
 import { databaseUnavailable } from "./db/availability.ts";
 
 /** Variables every app (services and gateway) sets per request. */
@@ -133,14 +134,14 @@ export function requestContext(
       const serverSpan = trace.getActiveSpan();
       if (serverSpan?.isRecording()) {
         await next();
-        describeServerSpan(serverSpan, c, path);
+        describeServerSpan(serverSpan, c, path, service, started);
       } else {
         await withIncomingContext(
           headers,
           () =>
             withSpan(method, { "service.name": service }, async (span) => {
               await next();
-              describeServerSpan(span, c, path);
+              describeServerSpan(span, c, path, service, started);
             }, SpanKind.SERVER),
         );
       }
@@ -165,9 +166,16 @@ export function requestContext(
  * Names a request's server span after its route template, as the HTTP conventions ask
  * (`GET /v1/quotes/{quoteId}`, `http.route`), never after the path with its ids, and writes the
  * path and query over what Deno recorded with every token-shaped run taken out (an approval
- * link's token is a credential; so may a query's value be).
+ * link's token is a credential; so may a query's value be). Records the request's duration per
+ * operation too (shared/metrics.ts): with telemetry off neither exists.
  */
-function describeServerSpan(span: Span, c: Context, path: string): void {
+function describeServerSpan(
+  span: Span,
+  c: Context,
+  path: string,
+  service: string,
+  startedAt: number,
+): void {
   const declared = (c as Context<{ Variables: RequestVariables }>).get("route");
   const matched = routePath(c, -1);
   // Hono's `:id` as the OpenAPI document writes it; a catch-all (no route matched) is unnamed.
@@ -175,6 +183,12 @@ function describeServerSpan(span: Span, c: Context, path: string): void {
     (matched.endsWith("*") ? null : matched.replace(/:(\w+)/g, "{$1}"));
   span.updateName(route ? `${c.req.method} ${route}` : c.req.method);
   if (route) span.setAttribute("http.route", route);
+  requestDuration.record((performance.now() - startedAt) / 1000, {
+    "http.request.method": c.req.method,
+    "http.response.status_code": c.res.status,
+    "service.name": service,
+    ...(route ? { "http.route": route } : {}),
+  });
   span.setAttributes({
     "http.request.method": c.req.method,
     "url.path": path,

@@ -8,6 +8,7 @@
 import nodemailer from "nodemailer";
 import { loopFailed, onDatabaseBack, type Sql } from "@printshop/shared/db";
 import { Backoff, Waker } from "@printshop/shared/events/waker";
+import { mailAttempts } from "@printshop/shared/metrics";
 import type { Logger } from "@printshop/shared/log";
 import type { Stoppable } from "@printshop/shared/service-main";
 import {
@@ -124,6 +125,7 @@ export async function startMailWorker(
         text: mail.text_body,
         html: mail.html_body,
       });
+      mailAttempts.add(1, { outcome: "sent" });
       await markMailSent(deps.sql, mail);
     } catch (error) {
       const text = errorText(error, secrets);
@@ -134,6 +136,7 @@ export async function startMailWorker(
         retryInMs: retryIn,
         error: text,
       });
+      mailAttempts.add(1, { outcome: "failed" });
       await recordMailFailure(deps.sql, mail, text, retryIn);
     }
   };

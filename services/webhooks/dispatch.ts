@@ -1,6 +1,7 @@
 import type { Sql } from "@printshop/shared/db";
 import type { Logger } from "@printshop/shared/log";
 import { SpanKind, withSpan } from "@printshop/shared/telemetry";
+import { webhookAttempts, webhookLatency } from "@printshop/shared/metrics";
 import { deliveryBody } from "./domain/payload.ts";
 import {
   type AttemptRecord,
@@ -106,6 +107,15 @@ export async function deliverOnce(
         allowPrivateTargets: deps.allowPrivateTargets,
       });
       span.setAttribute("http.response.status_code", outcome.httpStatus ?? 0);
+      webhookAttempts.add(1, {
+        outcome: outcome.succeeded ? "succeeded" : "failed",
+        "webhook.event_type": delivery.event.type,
+      });
+      if (outcome.succeeded) {
+        webhookLatency.record((Date.now() - Date.parse(delivery.event.occurredAt)) / 1000, {
+          "webhook.event_type": delivery.event.type,
+        });
+      }
       await record(delivery, {
         startedAt,
         durationMs: outcome.durationMs,
