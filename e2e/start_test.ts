@@ -411,8 +411,9 @@ Deno.test("deleting the data directory resets the platform: the next start begin
 Deno.test("with OTEL_DENO=true every process names itself, and the banner's secrets are not exported", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-otel-" });
   const receiver = startOtlpReceiver();
+  let running: Started | null = null;
   try {
-    const started = await start(dataDir, "deno", false, {
+    const started = running = await start(dataDir, "deno", false, {
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: "whole-stack",
@@ -471,6 +472,7 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     await refused.body?.cancel();
     // A metric export or two after the last request, before the processes stop.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
+    running = null;
     await stop(started);
     // One server span per process for the read, named by its route template, not its ids.
     const servers = receiver.spans.filter((span) => span.traceId === traceId && span.kind === 2);
@@ -546,6 +548,8 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     assert(!exported.includes(key), "the demo API key was exported");
     assert(!exported.includes(adminToken), "the admin token was exported");
   } finally {
+    // A failed assertion must not leave the stack (and its PostgreSQL) running.
+    if (running) await stop(running).catch(() => {});
     await receiver.stop();
     await removeDataDir(dataDir);
   }
