@@ -408,7 +408,7 @@ Deno.test("deleting the data directory resets the platform: the next start begin
   }
 });
 
-Deno.test("with OTEL_DENO=true every process names itself, and the banner's secrets are not exported", async () => {
+Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its output apart, and the banner's secrets are not exported", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-otel-" });
   const receiver = startOtlpReceiver();
   let running: Started | null = null;
@@ -419,6 +419,7 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
       OTEL_SERVICE_NAME: "whole-stack",
       WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       OTEL_METRIC_EXPORT_INTERVAL: "500",
+      LOG_DIR: `${dataDir}-logs`,
     });
     const key = started.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     const adminToken = started.output().match(/Admin token: (\S+)/)?.[1];
@@ -539,6 +540,10 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     assert(tokenSpans.length === 2, "the refused request's server spans, gateway's and quotes'");
     const leaked = JSON.stringify(tokenSpans).includes("abcdefghijklmnopqrstuvwxyz");
     assert(!leaked, `a token kept: ${JSON.stringify(tokenSpans.map((s) => s.attributes))}`);
+    // LOG_DIR: one file per process.
+    for (const name of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
+      await Deno.stat(`${dataDir}-logs/${name}.log`);
+    }
     const names = new Set([...receiver.spans, ...receiver.points].map((item) => item.service));
     for (const name of ["gateway", "quotes", "catalogue", "crm", "proofs", "webhooks"]) {
       assert(names.has(name), `${name} exported nothing under its own name: ${[...names]}`);
@@ -552,5 +557,6 @@ Deno.test("with OTEL_DENO=true every process names itself, and the banner's secr
     if (running) await stop(running).catch(() => {});
     await receiver.stop();
     await removeDataDir(dataDir);
+    await Deno.remove(`${dataDir}-logs`, { recursive: true }).catch(() => {});
   }
 });

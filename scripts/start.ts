@@ -23,10 +23,17 @@ const StartConfig = z.object({
   INTERNAL_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   WEBHOOK_SECRETS_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   LOG_LEVEL: logLevel(),
+  /**
+   * Where each process's output goes, one file each (`gateway.log`, `quotes.log`, …), appended
+   * to; unset, every process writes to this command's output, each line naming its `service`.
+   */
+  LOG_DIR: z.string().optional(),
 });
 const config = loadConfigOrExit(StartConfig);
 const dataDir = resolve(config.DATA_DIR);
 await Deno.mkdir(dataDir, { recursive: true });
+const logDir = config.LOG_DIR ? resolve(config.LOG_DIR) : null;
+if (logDir) await Deno.mkdir(logDir, { recursive: true });
 
 const say = (line: string): void => console.error(`[start] ${line}`);
 const refuse = (line: string): never => {
@@ -180,6 +187,7 @@ try {
     gatewayPort: config.PORT,
     adminPort: config.ADMIN_PORT,
     env: { LOG_LEVEL: config.LOG_LEVEL },
+    ...(logDir ? { logDir } : {}),
     // One process dying must not take the others down: the launcher restarts it and says so.
     say,
   });
