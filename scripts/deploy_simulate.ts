@@ -13,6 +13,7 @@
  * checks of each answer), scripts/deploy/checks.ts (what must hold at the end).
  */
 import { createTestDatabase } from "@printshop/shared/testing";
+import { startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect } from "@printshop/shared/db";
 import { smtpServer } from "@printshop/shared/testing/smtp";
 import { PUBLIC_EVENT_TYPES } from "@printshop/shared/events";
@@ -101,7 +102,13 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
   const deno = await deployDeno();
   const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
   const variables = variablesFromReadme(readme);
-  const db = await createTestDatabase();
+  // A cluster of its own, as Deploy's apps would have an external server: a dozen instances with
+  // their pools must not compete for connections with the rest of a test run.
+  const pg = await startThrowawayPostgres("printshop-deploy-pg-");
+  const db = await createTestDatabase(pg.url).catch(async (error) => {
+    await pg.stop();
+    throw error;
+  });
   const smtp = await smtpServer();
   const receiver = startReceiver();
   const secrets = {
@@ -270,6 +277,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationRepo
     await receiver.stop().catch(() => {});
     await smtp.close().catch(() => {});
     await db.drop().catch(() => {});
+    await pg.stop().catch(() => {});
   }
 }
 

@@ -174,8 +174,14 @@ export async function checkOutcome(input: CheckInput): Promise<SimulationReport>
 
   const all = input.fronts.flatMap((front) => front.instances);
   for (const instance of all.filter((i) => i.end === "crashed")) {
+    // Its last words: a run in CI leaves no instance logs behind to read.
+    const tail = await Deno.readTextFile(instance.logPath).then(
+      (text) => text.slice(-1_500),
+      () => "(no log)",
+    );
     failures.push(
-      `${instance.app} instance ${instance.id} exited on its own (code ${instance.exitCode})`,
+      `${instance.app} instance ${instance.id} exited on its own (code ${instance.exitCode}, ` +
+        `signal ${instance.signal}); its log ends:\n${tail}`,
     );
   }
   // SIGINT, then SIGKILL 5 s later: an instance asked to stop must be gone before the SIGKILL.

@@ -13,6 +13,7 @@ const instance = (over: Partial<InstanceRecord>): InstanceRecord => ({
   end: "killed",
   exitCode: null,
   signal: "SIGKILL",
+  logPath: "/nonexistent",
   ...over,
 });
 

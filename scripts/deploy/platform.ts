@@ -41,6 +41,8 @@ export interface InstanceRecord {
   end: InstanceEnd | null;
   exitCode: number | null;
   signal: string | null;
+  /** Its output, for a failure to quote. */
+  logPath: string;
 }
 
 interface Instance {
@@ -191,9 +193,10 @@ export class AppFront {
       end: null,
       exitCode: null,
       signal: null,
+      logPath: `${this.options.logDir}/${this.spec.name}-${id}.log`,
     };
     this.instances.push(record);
-    const log = await Deno.open(`${this.options.logDir}/${this.spec.name}-${id}.log`, {
+    const log = await Deno.open(record.logPath, {
       create: true,
       write: true,
       truncate: true,

@@ -13,7 +13,8 @@ import { startThrowawayPostgres } from "../embedded_postgres.ts";
  * test files from racing), with the superuser's password, which every test process knows.
  */
 let server: Promise<string> | undefined;
-let roles: Promise<void> | undefined;
+/** The roles made on each server this process used (they belong to the cluster). */
+const roles = new Map<string, Promise<void>>();
 
 function serverUrl(): Promise<string> {
   const given = Deno.env.get("TEST_DATABASE_URL");
@@ -38,18 +39,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const adminUrl = await serverUrl();
+/**
+ * A new database with the roles, on the shared test server, or on `onServer` (a superuser URL of
+ * another cluster: the Deploy simulation's, whose many instances must not share a server's
+ * connections with the rest of the suite).
+ */
+export async function createTestDatabase(onServer?: string): Promise<TestDatabase> {
+  const adminUrl = onServer ?? await serverUrl();
   const password = decodeURIComponent(new URL(adminUrl).password);
   const name = `test_${crypto.randomUUID().replaceAll("-", "")}`;
   const admin = connect(adminUrl, { schema: "public", max: 1 });
   try {
-    roles ??= ensureRoles(admin, password);
-    await roles;
+    if (!roles.has(adminUrl)) roles.set(adminUrl, ensureRoles(admin, password));
+    await roles.get(adminUrl);
     await admin.unsafe(`CREATE DATABASE ${name}`);
     await grantDatabase(admin, name);
   } catch (error) {
-    roles = undefined;
+    roles.delete(adminUrl);
     throw error;
   } finally {
     await admin.end();
