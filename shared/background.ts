@@ -44,10 +44,27 @@ export async function settleInOrder(
   stopping?: AbortSignal,
 ): Promise<void> {
   const deadline = Date.now() + capMs;
+  let onAbort = (): void => {};
   const stopped = new Promise<"stopped">((resolve) => {
+    onAbort = () => resolve("stopped");
     if (stopping?.aborted) resolve("stopped");
-    stopping?.addEventListener("abort", () => resolve("stopped"), { once: true });
   });
+  // Taken off again at the end: every write's drain listens on the process's one signal.
+  stopping?.addEventListener("abort", onAbort, { once: true });
+  try {
+    await settleStages(stages, logger, deadline, stopped, stopping);
+  } finally {
+    stopping?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function settleStages(
+  stages: readonly { name: string; work: Settleable }[],
+  logger: Logger,
+  deadline: number,
+  stopped: Promise<"stopped">,
+  stopping: AbortSignal | undefined,
+): Promise<void> {
   for (const stage of stages) {
     if (stopping?.aborted) return;
     const left = deadline - Date.now();

@@ -485,6 +485,27 @@ Deno.test("settleInOrder() lets go at once when the process is stopping, so a ti
   assertEquals(none, []);
 });
 
+Deno.test("settleInOrder() leaves no listener behind on the process's stop signal", async () => {
+  // Every answered write drains with the one signal: a listener left per drain is a leak.
+  const stopping = new AbortController();
+  let listening = 0;
+  const signal = stopping.signal;
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...args: Parameters<typeof add>) => {
+    listening++;
+    add(...args);
+  }) as typeof signal.addEventListener;
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+    listening--;
+    remove(...args);
+  }) as typeof signal.removeEventListener;
+  for (let i = 0; i < 100; i++) {
+    await settleInOrder([stage("relay", [])], quiet, 60_000, signal);
+  }
+  assertEquals(listening, 0);
+});
+
 Deno.test("settleInOrder() gives the stages what is left of one cap, not a cap each", async () => {
   const log: string[] = [];
   const { logger, lines } = recordingLogger();
