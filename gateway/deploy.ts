@@ -5,7 +5,7 @@ import { importContextKey } from "@printshop/shared/internal-context";
 import { onShutdown } from "@printshop/shared/lifecycle";
 import { startProcessEvents } from "@printshop/shared/events";
 import { addKickRoute, KICK_PATH, settleInOrder } from "@printshop/shared/background";
-import { kickAfterWrites } from "@printshop/shared/service-main";
+import { kickAfterWrites, serveOnPlatform } from "@printshop/shared/service-main";
 import { ConfigSchema } from "./config.ts";
 import { gatewayApps, openGatewayDatabase } from "./assemble.ts";
 import { purgeIdempotencyOnce } from "./idempotency.ts";
@@ -61,9 +61,7 @@ async function start(): Promise<() => Promise<void>> {
   };
   const onListen = ({ hostname, port }: Deno.NetAddr): void =>
     logger.info("listening", { hostname, port, background: "on-demand" });
-  const server = Deno.env.has("PORT")
-    ? Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler)
-    : Deno.serve({ onListen }, handler);
+  const server = serveOnPlatform(config, onListen, handler);
   onShutdown([
     // First: a tick's request waits for its drain, and the server's shutdown for that request.
     { name: "ticks in progress", run: () => stopping.abort() },

@@ -116,8 +116,8 @@ export async function runService<S extends z.ZodObject>(
   const compaction = startHeapCompaction();
   const onListen = ({ hostname, port }: Deno.NetAddr): void =>
     logger.info("listening", { hostname, port, background: onDemand ? "on-demand" : "loops" });
-  const server = deployed && !Deno.env.has("PORT")
-    ? Deno.serve({ onListen }, handler)
+  const server = deployed
+    ? serveOnPlatform(config, onListen, handler)
     : Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler);
   onShutdown([
     // First: a tick's request waits for its drain, and the server's shutdown for that request.
@@ -140,6 +140,20 @@ export function deployService<S extends z.ZodObject>(
 ): DeployedService {
   const started = runService({ ...options, entry: "deploy" });
   return { tick: async () => await (await started)() };
+}
+
+/**
+ * A Deploy entry's server: where the platform says. Deno Deploy routes to `Deno.serve` whatever
+ * it is given; a platform (or the simulation) that sets PORT gets HOST:PORT.
+ */
+export function serveOnPlatform(
+  config: { HOST: string; PORT: number },
+  onListen: (addr: Deno.NetAddr) => void,
+  handler: Deno.ServeHandler<Deno.NetAddr>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.env.has("PORT")
+    ? Deno.serve({ hostname: config.HOST, port: config.PORT, onListen }, handler)
+    : Deno.serve({ onListen }, handler);
 }
 
 /** Methods that change nothing: their answers need no kick. */

@@ -1,6 +1,6 @@
 import type { Background, BackgroundDeps } from "@printshop/shared/service-main";
 import type { Config } from "./config.ts";
-import { ON_DEMAND_POLL_MAX_MS, ON_DEMAND_POLL_MS } from "@printshop/shared/events/waker";
+import { ON_DEMAND_LOOP } from "@printshop/shared/events/waker";
 import { dispatchDepsOf } from "./app.ts";
 import { startEventConsumer } from "./consumer.ts";
 import { startDeliveryWorker } from "./worker.ts";
@@ -12,9 +12,7 @@ import { startDeliveryWorker } from "./worker.ts";
 export async function webhooksBackground(deps: BackgroundDeps<Config>): Promise<Background> {
   const worker = await startDeliveryWorker(
     await dispatchDepsOf(deps)(),
-    deps.listen
-      ? {}
-      : { listen: false, pollIntervalMs: ON_DEMAND_POLL_MS, idlePollMaxMs: ON_DEMAND_POLL_MAX_MS },
+    deps.listen ? {} : ON_DEMAND_LOOP,
   );
   const consumer = await startEventConsumer(deps);
   return {

@@ -5,7 +5,7 @@ import { ROLES } from "../db/tenancy.ts";
 import { type EventBus, topicOf } from "./bus.ts";
 import { type OutboxRelay, startOutboxRelay } from "./relay.ts";
 import { createEmbeddedBus } from "./embedded_bus.ts";
-import { ON_DEMAND_POLL_MAX_MS, ON_DEMAND_POLL_MS } from "./waker.ts";
+import { ON_DEMAND_LOOP } from "./waker.ts";
 import { importContextKey } from "../internal_context.ts";
 import { kicker } from "../background.ts";
 
@@ -52,9 +52,7 @@ export async function openEventBus(
         ? { migrationUrl: config.MIGRATION_DATABASE_URL, role: ROLES.platform }
         : {}),
       logger,
-      ...(work.onDemand
-        ? { listen: false, pollIntervalMs: ON_DEMAND_POLL_MS, idlePollMaxMs: ON_DEMAND_POLL_MAX_MS }
-        : {}),
+      ...(work.onDemand ? ON_DEMAND_LOOP : {}),
       ...(work.verifyMigrations ? { migrations: "verify" as const } : {}),
     });
   }
@@ -111,9 +109,7 @@ export async function startProcessEvents(
     topic: topicOf(schema),
     bus,
     logger,
-    ...(work.onDemand
-      ? { listen: false, pollIntervalMs: ON_DEMAND_POLL_MS, idlePollMaxMs: ON_DEMAND_POLL_MAX_MS }
-      : {}),
+    ...(work.onDemand ? ON_DEMAND_LOOP : {}),
     ...(kicks ? { onPublished: () => kicks.kick() } : {}),
   });
   return {

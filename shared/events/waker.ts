@@ -110,3 +110,10 @@ export const GATHER_MS = 20;
  */
 export const ON_DEMAND_POLL_MS = 250;
 export const ON_DEMAND_POLL_MAX_MS = 2_000;
+
+/** How every loop (relay, consumer, delivery worker) runs on demand: no LISTEN, short polls. */
+export const ON_DEMAND_LOOP = {
+  listen: false,
+  pollIntervalMs: ON_DEMAND_POLL_MS,
+  idlePollMaxMs: ON_DEMAND_POLL_MAX_MS,
+} as const;
