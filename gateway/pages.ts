@@ -16,6 +16,9 @@
  * reads it in a browser.
  */
 import type { Context, Hono } from "hono";
+// The page's path holds the link's token: Deno's own `fetch` would record it whole in its client
+// span (`url.full`) with OTEL_DENO=true; undici's, over a socket of its own, is not traced.
+import { fetch as undiciFetch } from "undici";
 import { SERVICE_CONTRACTS } from "@printshop/shared/contracts/platform";
 import type { PageSpec } from "@printshop/shared/contracts";
 import { type Html, html } from "@printshop/shared/html";
@@ -33,6 +36,8 @@ import { readLimitedBody } from "./body.ts";
 import { FailedLookupLimiter } from "./failed_lookup_limiter.ts";
 import { addressGroup } from "./domain/address_group.ts";
 import { retryAfterSeconds } from "./domain/token_bucket.ts";
+
+const untracedFetch = undiciFetch as unknown as typeof fetch;
 
 /** A page and the service that renders it. */
 interface PublicPage extends PageSpec {
@@ -222,7 +227,7 @@ async function forward(
   );
   let upstream: Response;
   try {
-    upstream = await (deps.fetch ?? fetch)(`${deps.urls[page.service]}${target}`, {
+    upstream = await (deps.fetch ?? untracedFetch)(`${deps.urls[page.service]}${target}`, {
       method: c.req.method,
       headers,
       body: body && body.byteLength > 0 ? body : undefined,

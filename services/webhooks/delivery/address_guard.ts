@@ -1,11 +1,11 @@
 /**
  * The SSRF guard for webhook targets: which IP addresses a delivery may never reach, name
- * resolution that refuses them, and a `lookup` for `node:http` that connects only to the
- * addresses it has checked (no window for DNS rebinding between the check and the connect).
+ * resolution that refuses them. The sender connects only to the addresses `resolveTarget` checked
+ * (no window for DNS rebinding between the check and the connect).
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import type { LookupAddress, LookupOptions } from "node:dns";
-import { isIP, type LookupFunction } from "node:net";
+import type { LookupAddress } from "node:dns";
+import { isIP } from "node:net";
 
 export interface ResolvedAddress {
   address: string;
@@ -252,41 +252,6 @@ export async function resolveTarget(
     }
   }
   return addresses;
-}
-
-function requestedFamily(options: LookupOptions): 4 | 6 | null {
-  const family = options.family;
-  if (family === 4 || family === "IPv4") return 4;
-  if (family === 6 || family === "IPv6") return 6;
-  return null;
-}
-
-/**
- * A `lookup` for `http.request` / `https.request` that resolves through `resolveTarget` and hands
- * back only the addresses it checked, so the socket connects to exactly those. Errors are the
- * `TargetRefused` / `TargetLookupFailed` instances, which the request's "error" event carries.
- * Node skips `lookup` for IP-literal hosts: check those with `resolveTarget` before connecting.
- */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    const family = requestedFamily(options);
-    resolveTarget(hostname, allowPrivate).then(
-      (addresses) => {
-        const usable = family === null
-          ? addresses
-          : addresses.filter((entry) => entry.family === family);
-        const first = usable[0];
-        if (first === undefined) {
-          callback(new TargetLookupFailed(stripBrackets(hostname)), options.all ? [] : "");
-        } else if (options.all) {
-          callback(null, usable);
-        } else {
-          callback(null, first.address, first.family);
-        }
-      },
-      (error: Error) => callback(error, options.all ? [] : ""),
-    );
-  };
 }
 
 /**

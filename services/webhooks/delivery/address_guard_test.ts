@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import type { LookupAddress } from "node:dns";
 import {
   checkTargetUrl,
   forbiddenAddressReason,
-  guardedLookup,
   resolveTarget,
   TargetError,
   TargetLookupFailed,
@@ -186,58 +184,6 @@ Deno.test("resolveTarget() reports a DNS failure with the host name", async (t) 
   });
   await t.step("an empty name, which DNS would treat as this machine", async () => {
     await assert.rejects(resolveTarget("", true), TargetLookupFailed);
-  });
-});
-
-type LookupResult = { error: NodeJS.ErrnoException | null; address: unknown; family?: number };
-
-function callGuardedLookup(
-  allowPrivate: boolean,
-  hostname: string,
-  options: { all?: boolean; family?: number },
-): Promise<LookupResult> {
-  return new Promise((resolve) => {
-    guardedLookup(allowPrivate)(hostname, options, (error, address, family) => {
-      resolve({ error, address, family });
-    });
-  });
-}
-
-Deno.test("guardedLookup() hands back the checked addresses and nothing else", async (t) => {
-  await t.step("with all: true, as node:http calls it, an array of checked addresses", async () => {
-    const { error, address } = await callGuardedLookup(true, "localhost", { all: true });
-    assert.equal(error, null);
-    assert.ok(Array.isArray(address));
-    const addresses = address as LookupAddress[];
-    assert.deepEqual(addresses, await resolveTarget("localhost", true));
-    for (const entry of addresses) assert.equal(forbiddenAddressReason(entry.address), "loopback");
-  });
-  await t.step("with all: false, one address and its family", async () => {
-    const { error, address, family } = await callGuardedLookup(true, "127.0.0.1", {});
-    assert.equal(error, null);
-    assert.equal(address, "127.0.0.1");
-    assert.equal(family, 4);
-  });
-  await t.step("with a family asked for, only addresses of that family", async () => {
-    const { error, address } = await callGuardedLookup(true, "127.0.0.1", { all: true, family: 4 });
-    assert.equal(error, null);
-    assert.deepEqual(address, [{ address: "127.0.0.1", family: 4 }]);
-    const v6 = await callGuardedLookup(true, "127.0.0.1", { all: true, family: 6 });
-    assert.ok(v6.error instanceof TargetLookupFailed);
-  });
-  await t.step("a forbidden address is an error, never an address", async () => {
-    const { error, address } = await callGuardedLookup(false, "localhost", { all: true });
-    assert.ok(error instanceof TargetRefused);
-    assert.deepEqual(address, []);
-    const single = await callGuardedLookup(false, "10.0.0.5", {});
-    assert.ok(single.error instanceof TargetRefused);
-    assert.equal(single.error.reason, "refused: private address 10.0.0.5");
-    assert.equal(single.address, "");
-  });
-  await t.step("a DNS failure is a TargetLookupFailed", async () => {
-    const { error } = await callGuardedLookup(false, "nonexistent.invalid", { all: true });
-    assert.ok(error instanceof TargetLookupFailed);
-    assert.equal(error.reason, 'DNS lookup failed for "nonexistent.invalid"');
   });
 });
 

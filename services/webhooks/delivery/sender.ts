@@ -2,17 +2,11 @@
  * One webhook delivery attempt: a single POST through the SSRF guard, bounded in time, never
  * following redirects, with every failure turned into a reason the subscriber can act on.
  */
-import { type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { isIP } from "node:net";
+import { connect as netConnect, isIP } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { Buffer } from "node:buffer";
-import {
-  forbiddenAddressReason,
-  guardedLookup,
-  resolveTarget,
-  TargetError,
-  TargetRefused,
-} from "./address_guard.ts";
+import { type buildConnector, Client } from "undici";
+import { resolveTarget, TargetError } from "./address_guard.ts";
 
 export interface WebhookRequest {
   url: string;
@@ -53,7 +47,8 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 const DNS_ERROR_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NODATA", "ENODATA"]);
-const RESET_ERROR_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+// UND_ERR_SOCKET: undici's "other side closed" and the like, a connection ended mid-exchange.
+const RESET_ERROR_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET"]);
 const CERTIFICATE_ERROR_CODES = new Set([
   "CERT_HAS_EXPIRED",
   "CERT_NOT_YET_VALID",
@@ -105,7 +100,9 @@ function tlsDetail(error: NodeJS.ErrnoException): string {
 function isTlsError(error: NodeJS.ErrnoException): boolean {
   const code = error.code ?? "";
   return code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_") ||
-    CERTIFICATE_ERROR_CODES.has(code) || /\b(SSL|TLS)\b/.test(error.message);
+    CERTIFICATE_ERROR_CODES.has(code) || /\b(SSL|TLS)\b/.test(error.message) ||
+    // rustls's words for a peer that does not speak TLS (Deno 2.4's node:tls).
+    /corrupt message|InvalidContentType/.test(error.message);
 }
 
 function resultForError(error: unknown, host: string): Result {
@@ -135,142 +132,114 @@ function requestHeaders(given: Record<string, string>, bodyBytes: number): Recor
 }
 
 /**
- * POSTs `request.body` to `request.url` once. Never throws and never follows a redirect; any 2xx
- * is success. The response body is read (up to 64 KiB) and discarded, never returned.
+ * Opens the attempt's one connection: to an address `resolveTarget` checked (every address the
+ * name has, unless private targets are allowed), so what was checked is what is connected to,
+ * whatever DNS says a moment later. TLS verifies the certificate against the name, sent as SNI.
  */
-/**
- * Set once node:http turned down `lookup` ("Not implemented" in Deno 2.4, which Deno Deploy
- * runs): from then on each attempt resolves and checks the target itself and connects to that
- * address.
- */
-let lookupMissing = false;
-
-function lookupUnsupported(error: unknown): boolean {
-  return error instanceof Error && /not implemented/i.test(error.message) &&
-    error.message.includes("lookup");
+function guardedConnector(host: string, allowPrivateTargets: boolean): buildConnector.connector {
+  return (options, callback) => {
+    resolveTarget(host, allowPrivateTargets).then(
+      (addresses) => {
+        const address = addresses[0]!.address;
+        const port = Number(options.port) || (options.protocol === "https:" ? 443 : 80);
+        const socket = options.protocol === "https:"
+          ? tlsConnect({
+            host: address,
+            port,
+            ...(isIP(host) === 0 ? { servername: host } : {}),
+            ALPNProtocols: ["http/1.1"],
+          })
+          : netConnect({ host: address, port });
+        const ready = options.protocol === "https:" ? "secureConnect" : "connect";
+        const onError = (error: Error): void => callback(error, null);
+        socket.once("error", onError);
+        socket.once(ready, () => {
+          socket.off("error", onError);
+          socket.setNoDelay(true);
+          callback(null, socket);
+        });
+      },
+      (error: unknown) => callback(error as Error, null),
+    );
+  };
 }
 
-export function sendWebhook(request: WebhookRequest): Promise<AttemptOutcome> {
+/**
+ * POSTs `request.body` to `request.url` once. Never throws and never follows a redirect; any 2xx
+ * is success. The response body is read (up to 64 KiB) and discarded, never returned.
+ *
+ * Sent with undici over a socket of its own (guardedConnector) rather than with `fetch` or
+ * `node:http`: with OTEL_DENO=true the runtime gives those a span recording the whole URL, and a
+ * webhook URL often carries its receiver's token in the query. undici's requests are not traced
+ * by the runtime; the delivery's own span (dispatch.ts) names no URL.
+ */
+export async function sendWebhook(request: WebhookRequest): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
+  const outcome = await attemptOnce(request);
+  return { ...outcome, durationMs: elapsed() };
+}
 
+async function attemptOnce(request: WebhookRequest): Promise<Result> {
   let url: URL;
   try {
     url = new URL(request.url);
   } catch {
-    return Promise.resolve({ ...failed("network error: invalid URL"), durationMs: elapsed() });
+    return failed("network error: invalid URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return Promise.resolve({
-      ...failed(`network error: unsupported scheme ${printable(url.protocol, 20)}`),
-      durationMs: elapsed(),
-    });
+    return failed(`network error: unsupported scheme ${printable(url.protocol, 20)}`);
   }
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  // Node connects to IP literals without calling `lookup`, so the guard checks them here.
-  if (isIP(host) !== 0 && !request.allowPrivateTargets) {
-    const category = forbiddenAddressReason(host);
-    if (category !== null) {
-      const reason = new TargetRefused(host, category, host).reason;
-      return Promise.resolve({ ...failed(reason), durationMs: elapsed() });
-    }
-  }
-
-  return new Promise((resolve) => {
-    let result: Result | null = null;
-    let durationMs = 0;
-    let statusResult: Result | null = null;
-    let req: ClientRequest | null = null;
-    let closeGrace: ReturnType<typeof setTimeout> | undefined;
-
-    const deadline = setTimeout(() => {
-      settle(statusResult ?? failed(`timed out after ${request.timeoutMs} ms`));
-    }, request.timeoutMs);
-
-    const deliver = (): void => {
-      clearTimeout(closeGrace);
-      resolve({ ...(result ?? failed("connection reset")), durationMs });
-    };
-    // The outcome is fixed by the first event that settles it; the promise resolves once the
-    // socket has closed, so no connection outlives the attempt.
-    const settle = (outcome: Result): void => {
-      if (result !== null) return;
-      result = outcome;
-      durationMs = elapsed();
-      clearTimeout(deadline);
-      if (req === null || (req.destroyed && req.closed)) {
-        deliver();
-        return;
-      }
-      closeGrace = setTimeout(deliver, CLOSE_GRACE_MS);
-      req.destroy();
-    };
-
-    const body = Buffer.from(request.body, "utf8");
-    const onResponse = (res: IncomingMessage): void => {
-      const status = res.statusCode ?? 0;
-      const location = res.headers.location;
-      const outcome = resultForStatus(status, location);
-      statusResult = outcome;
-      let received = 0;
-      res.on("data", (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > MAX_RESPONSE_BYTES) settle(outcome);
-      });
-      res.on("end", () => settle(outcome));
-      // Once the status is known, a body cut short does not change the outcome.
-      res.on("error", () => settle(outcome));
-      res.on("close", () => settle(outcome));
-    };
-
-    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    const port = url.port === "" ? undefined : Number(url.port);
-    const headers = requestHeaders(request.headers, body.length);
-    /**
-     * Sends to `pinned` (an address resolveTarget checked) when the runtime cannot take a
-     * `lookup`: the name still goes in Host and, for TLS, in SNI, against which the
-     * certificate is verified.
-     */
-    const start = (pinned?: string): void => {
-      try {
-        req = send(
-          {
-            protocol: url.protocol,
-            hostname: pinned ?? host,
-            port,
-            path: `${url.pathname}${url.search}`,
-            method: "POST",
-            headers: pinned === undefined ? headers : { ...headers, host: url.host },
-            agent: false,
-            ...(pinned === undefined
-              ? { lookup: guardedLookup(request.allowPrivateTargets) }
-              : isIP(host) === 0
-              ? { servername: host }
-              : {}),
-          },
-          onResponse,
-        );
-      } catch (error) {
-        if (pinned === undefined && lookupUnsupported(error)) {
-          lookupMissing = true;
-          return startPinned();
-        }
-        settle(resultForError(error, host));
-        return;
-      }
-      req.on("error", (error) => settle(resultForError(error, host)));
-      req.on("close", () => {
-        if (result === null) settle(statusResult ?? failed("connection reset"));
-        deliver();
-      });
-      req.end(body);
-    };
-    const startPinned = (): void =>
-      void resolveTarget(host, request.allowPrivateTargets).then(
-        (addresses) => result === null && start(addresses[0]!.address),
-        (error) => settle(resultForError(error, host)),
-      );
-    if (lookupMissing) startPinned();
-    else start();
+  const body = Buffer.from(request.body, "utf8");
+  const client = new Client(url.origin, {
+    connect: guardedConnector(host, request.allowPrivateTargets),
+    // The attempt's own deadline (below) bounds it; these only keep undici from cutting it first.
+    headersTimeout: request.timeoutMs + 1_000,
+    bodyTimeout: request.timeoutMs + 1_000,
+    connectTimeout: request.timeoutMs + 1_000,
+    pipelining: 0,
   });
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
+  let statusResult: Result | null = null;
+  try {
+    const response = await client.request({
+      method: "POST",
+      path: `${url.pathname}${url.search}`,
+      headers: requestHeaders(request.headers, body.length),
+      body,
+      signal: deadline.signal,
+    });
+    const location = response.headers.location;
+    statusResult = resultForStatus(
+      response.statusCode,
+      Array.isArray(location) ? location[0] : location,
+    );
+    // The exchange completes when the body has been read; once the status is known, a body cut
+    // short, too long or too slow does not change the outcome.
+    let received = 0;
+    for await (const chunk of response.body) {
+      received += (chunk as Uint8Array).length;
+      if (received > MAX_RESPONSE_BYTES) break;
+    }
+    return statusResult;
+  } catch (error) {
+    if (statusResult !== null) return statusResult;
+    if (deadline.signal.aborted) return failed(`timed out after ${request.timeoutMs} ms`);
+    return resultForError(error, host);
+  } finally {
+    clearTimeout(timer);
+    // No connection outlives the attempt.
+    await closeWithin(client, CLOSE_GRACE_MS);
+  }
+}
+
+async function closeWithin(client: Client, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    client.destroy().catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, ms)),
+  ]);
+  clearTimeout(timer);
 }
