@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
+import { poolConnections, poolPending } from "../metrics.ts";
 import { withSpan } from "../telemetry.ts";
+import { traceStatements } from "./statement_spans.ts";
 import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
 export { currentOrganization, withOrganization } from "./tenancy.ts";
 import { currentOrganization, ensureTenancy, ORGANIZATION_SETTING, ROLES } from "./tenancy.ts";
@@ -217,7 +219,16 @@ async function onOneConnection<T, Q>(
   fn: (tx: Q) => Promise<T>,
   awaitCommit: boolean,
 ): Promise<T> {
-  const connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
+  const pool = { "db.client.connection.pool.name": poolNames.get(sql) ?? "unnamed" };
+  poolPending.add(1, pool);
+  let connection: postgres.ReservedSql;
+  try {
+    connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
+  } finally {
+    poolPending.add(-1, pool);
+  }
+  const used = { ...pool, "db.client.connection.state": "used" };
+  poolConnections.add(1, used);
   const pending = new Pending();
   beforeCommit.set(connection, pending);
   /**
@@ -288,6 +299,7 @@ async function onOneConnection<T, Q>(
     held.done = true;
     beforeCommit.delete(connection);
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
+    poolConnections.add(-1, used);
   }
 }
 
@@ -427,6 +439,9 @@ export interface ConnectOptions {
 
 const DATE_OID = 1082;
 
+/** Each pool's name in the pool metrics (`db.client.connection.pool.name`): its application name. */
+const poolNames = new WeakMap<Sql, string>();
+
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {
   const pool = postgres(url, {
@@ -459,6 +474,8 @@ export function connect(url: string, options: ConnectOptions): Sql {
       : undefined,
   });
   endAfterReleases(pool);
+  poolNames.set(pool, options.applicationName ?? options.schema);
+  traceStatements(pool, decodeURIComponent(new URL(url).pathname.slice(1)) || "postgres");
   return pool;
 }
 
