@@ -1,6 +1,6 @@
 import { type Queryable, sendBeforeCommit } from "./db/mod.ts";
 import { uuidv7 } from "./ids.ts";
-import { context, propagation } from "@opentelemetry/api";
+import { currentTraceparent } from "./telemetry.ts";
 import { OUTBOX_CHANNEL } from "./events/relay.ts";
 import { eventDefinition, type EventType } from "./events/catalogue.ts";
 import type { EventData } from "./contracts/platform.ts";
@@ -72,13 +72,6 @@ export async function writeEvents<T extends EventType>(
 
 /** Wakes the relay of the writing schema (relay.ts's `outboxChannel`) at commit, not on rollback. */
 const NOTIFY_SQL = `pg_notify('${OUTBOX_CHANNEL}.' || current_schema(), '')`;
-
-/** The trace the event continues, for the relay and the bus to carry on. */
-function currentTraceparent(): string | null {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent ?? null;
-}
 
 /** Catalogue and, under contract checks, the running operation's declaration and the schema. */
 function assertPayload(type: EventType, payload: unknown): void {

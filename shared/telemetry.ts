@@ -76,6 +76,16 @@ export async function withSpan<T>(
   });
 }
 
+/**
+ * The active trace as a W3C traceparent, for work that continues it later from a row (an outbox
+ * event, a queued mail); null when no SDK traces (the API's propagator writes nothing then).
+ */
+export function currentTraceparent(): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
 const getter = {
   keys: (carrier: Headers): string[] => [...carrier.keys()],
   get: (carrier: Headers, key: string): string | undefined => carrier.get(key) ?? undefined,

@@ -8,7 +8,8 @@
 import nodemailer from "nodemailer";
 import { loopFailed, onDatabaseBack, type Sql } from "@printshop/shared/db";
 import { Backoff, Waker } from "@printshop/shared/events/waker";
-import { mailAttempts } from "@printshop/shared/metrics";
+import { mailAttempts, mailQueue, sampleInto } from "@printshop/shared/metrics";
+import { SpanKind, withSpan } from "@printshop/shared/telemetry";
 import type { Logger } from "@printshop/shared/log";
 import type { Stoppable } from "@printshop/shared/service-main";
 import {
@@ -16,6 +17,7 @@ import {
   type DueMail,
   MAIL_CHANNEL,
   markMailSent,
+  pendingMailCount,
   recordMailFailure,
 } from "./store/mail.ts";
 
@@ -113,7 +115,28 @@ export async function startMailWorker(
   const backoff = new Backoff(250, 10_000);
   let running = true;
 
-  const attempt = async (mail: DueMail): Promise<void> => {
+  const stopSampling = sampleInto(mailQueue, async () => [{
+    value: await pendingMailCount(deps.sql),
+    attributes: { status: "pending" },
+  }]);
+
+  // Each attempt continues the trace of the request that sent the proofs. No address, subject or
+  // body on the span: they are personal data.
+  const attempt = (mail: DueMail): Promise<void> =>
+    withSpan(
+      "proof mail send",
+      {
+        "printshop.mail.message_id": mail.id,
+        "printshop.mail.attempt": mail.attempts + 1,
+        "server.address": transport.host as string,
+        "server.port": transport.port as number,
+      },
+      () => send(mail),
+      SpanKind.CLIENT,
+      { parent: mail.traceparent },
+    );
+
+  const send = async (mail: DueMail): Promise<void> => {
     try {
       await transporter.sendMail({
         // The same for every attempt of one message: a receiver that got an attempt whose
@@ -171,6 +194,7 @@ export async function startMailWorker(
     async stop() {
       if (!running) return;
       running = false;
+      stopSampling();
       forgetBack();
       waker.wake();
       await loop;

@@ -21,6 +21,7 @@ import {
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { ApiError, type ErrorDetail, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
+import { currentTraceparent } from "@printshop/shared/telemetry";
 import type { Caller } from "@printshop/shared/internal-context";
 import { writeEvent } from "@printshop/shared/outbox";
 import { composeMail } from "../domain/mail_message.ts";
@@ -181,6 +182,7 @@ export async function sendProofs(
         html_body: mail.html,
         status: local ? "local" : "pending",
         delivered_at: local ? new Date() : null,
+        traceparent: local ? null : currentTraceparent(),
       })
     }`;
     await tx`
@@ -226,8 +228,8 @@ export async function sendProofs(
 // ---------------------------------------------------------------------------------------------
 // The worker's side
 
-/** A message the worker sends: the outbox's row, as claimed. */
-export type DueMail = MailRow;
+/** A message the worker sends: the outbox's row, as claimed, with the trace it continues. */
+export type DueMail = MailRow & { traceparent: string | null };
 
 /**
  * Claims up to `limit` due messages: each is leased for `leaseMs` (pushed into the future), so
@@ -243,7 +245,18 @@ export async function claimDueMail(sql: Sql, limit: number, leaseMs: number): Pr
       WHERE m.id IN (
         SELECT id FROM mail_messages WHERE status = 'pending' AND next_attempt_at <= now()
         ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING ${tx.unsafe(MAIL.selectAs("m"))}`);
+      RETURNING ${tx.unsafe(MAIL.selectAs("m"))}, m.traceparent`);
+}
+
+/**
+ * Messages waiting for the mail server (queued or between retries), of every organisation: the
+ * queue's depth for the metrics, past the policies (platformRead), through the due index.
+ */
+export async function pendingMailCount(sql: Sql): Promise<number> {
+  const [row] = await platformRead(sql, (q) =>
+    q<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM mail_messages WHERE status = 'pending'`);
+  return row!.count;
 }
 
 /**
