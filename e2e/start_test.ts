@@ -7,6 +7,7 @@ import { startOtlpReceiver } from "../scripts/otel_receive.ts";
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { removeOrphanClusters } from "@printshop/shared/embedded-postgres";
 import { waitFor } from "@printshop/shared/net";
+import { smtpServer } from "@printshop/shared/testing/smtp";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -411,9 +412,11 @@ Deno.test("deleting the data directory resets the platform: the next start begin
 Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its output apart, and the banner's secrets are not exported", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-otel-" });
   const receiver = startOtlpReceiver();
+  await using smtp = await smtpServer();
   let running: Started | null = null;
   try {
     const started = running = await start(dataDir, "deno", false, {
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
       OTEL_DENO: "true",
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: "whole-stack",
@@ -433,11 +436,15 @@ Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its out
       hooks.push(req.headers.get("webhook-id") ?? "");
       return new Response(null, { status: 204 });
     });
+    // A receiver's token in the webhook URL's query, and a body's text: neither may be exported.
+    const hookToken = "hooktoken0123456789abcdefghijkl";
+    const bodyText = "Traced-body-7f3a9c";
+    const recipient = "traced.recipient@example.com";
     const subscribed = await fetch(`${started.gatewayUrl}/v1/webhooks`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "application/json" },
       body: JSON.stringify({
-        url: `http://127.0.0.1:${endpoint.addr.port}/hook`,
+        url: `http://127.0.0.1:${endpoint.addr.port}/hook?token=${hookToken}`,
         event: "quote.created",
       }),
     });
@@ -451,12 +458,35 @@ Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its out
         "content-type": "application/json",
         traceparent: `00-${writeTrace}-00f067aa0ba902b7-01`,
       },
-      body: JSON.stringify({ reference: "Traced" }),
+      body: JSON.stringify({ reference: bodyText }),
     });
     assertEquals(created.status, 201);
     const quoteId = (await created.json()).data.id as string;
     await waitFor("the webhook", () => Promise.resolve(hooks.length > 0), 20_000);
     await endpoint.shutdown();
+    // A proof sent by mail: the worker's attempt continues the send's trace.
+    const writeJson = async (path: string, body: unknown, traceparent?: string) => {
+      const response = await fetch(`${started.gatewayUrl}${path}`, {
+        method: "POST",
+        headers: {
+          "x-api-key": key,
+          "content-type": "application/json",
+          ...(traceparent ? { traceparent } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      assert(response.status < 300, `${path}: ${response.status} ${await response.clone().text()}`);
+      return (await response.json()).data as { id: string };
+    };
+    const proof = await writeJson("/v1/proofs", {
+      jobId: crypto.randomUUID(),
+      recipientName: "Traced Recipient",
+      recipientEmail: recipient,
+      imageUrls: ["https://files.example.com/traced.png"],
+    });
+    const mailTrace = "7bf92f3577b34da6a3ce929d0e0e4739";
+    await writeJson(`/v1/proofs/${proof.id}/send`, {}, `00-${mailTrace}-00f067aa0ba902b7-01`);
+    await waitFor("the proof mail", () => Promise.resolve(smtp.received.length > 0), 20_000);
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const read = await fetch(`${started.gatewayUrl}/v1/quotes/${quoteId}`, {
       headers: { "x-api-key": key, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
@@ -532,6 +562,52 @@ Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its out
         }`,
       );
     }
+    // The write's statements: CLIENT spans named by what they do, without their text.
+    const statements = write.filter((span) => span.attributes["db.system.name"] === "postgresql");
+    for (const name of ["BEGIN", "INSERT outbox", "COMMIT"]) {
+      assert(
+        statements.some((span) =>
+          span.service === "quotes" && span.name === name && span.kind === 3
+        ),
+        `no statement span "${name}": ${JSON.stringify(statements.map((s) => s.name))}`,
+      );
+    }
+    assert(
+      !receiver.spans.some((span) => "db.query.text" in span.attributes),
+      "a statement's text",
+    );
+    // The proof send, its mail row's statement and the mail worker's attempt: one trace.
+    const mail = receiver.spans.filter((span) => span.traceId === mailTrace);
+    for (
+      const [service, name] of [
+        ["gateway", "POST /v1/proofs/{proofId}/send"],
+        ["proofs", "POST /v1/proofs/{proofId}/send"],
+        ["proofs", "INSERT mail_messages"],
+        ["proofs", "proof mail send"],
+      ]
+    ) {
+      assert(
+        mail.some((span) => span.service === service && span.name === name),
+        `${service} "${name}" not in the send's trace: ${
+          JSON.stringify(mail.map((s) => [s.service, s.name]))
+        }`,
+      );
+    }
+    // The metrics an on-call engineer looks at first, each from the process that knows it.
+    for (
+      const [service, metric] of [
+        ["gateway", "printshop.edge.connections.open"],
+        ["quotes", "db.client.connection.count"],
+        ["quotes", "printshop.outbox.backlog"],
+        ["quotes", "printshop.outbox.oldest_age"],
+        ["webhooks", "printshop.bus.consumer.lag"],
+        ["proofs", "printshop.mail.queue"],
+        ["proofs", "printshop.mail.attempts"],
+        ["webhooks", "printshop.webhook.delivery.latency"],
+      ] as const
+    ) {
+      assert(point(service, metric, () => true), `no ${metric} from ${service}`);
+    }
     // Server spans only: Deno's own fetch span of the gateway's call records the URL whole (README
     // "Telemetry" says so), and nothing in the runtime lets that span be changed.
     const tokenSpans = receiver.spans.filter((span) =>
@@ -552,6 +628,9 @@ Deno.test("with OTEL_DENO=true every process names itself, LOG_DIR keeps its out
     assert(exported.length > 0);
     assert(!exported.includes(key), "the demo API key was exported");
     assert(!exported.includes(adminToken), "the admin token was exported");
+    assert(!exported.includes(hookToken), "the webhook URL's query was exported");
+    assert(!exported.includes(bodyText), "a request body was exported");
+    assert(!exported.includes(recipient), "a mail recipient was exported");
   } finally {
     // A failed assertion must not leave the stack (and its PostgreSQL) running.
     if (running) await stop(running).catch(() => {});

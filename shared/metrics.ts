@@ -4,7 +4,12 @@
  * Names and units follow the OpenTelemetry conventions where there is one (HTTP); the rest are
  * the platform's, under `printshop.`.
  */
-import { metrics } from "@opentelemetry/api";
+import {
+  type Attributes,
+  metrics,
+  type ObservableGauge,
+  type ObservableResult,
+} from "@opentelemetry/api";
 
 const meter = metrics.getMeter("printshop");
 
@@ -45,3 +50,103 @@ export const mailAttempts = meter.createCounter("printshop.mail.attempts", {
   unit: "{attempt}",
   description: "Proof mail attempts, by outcome",
 });
+
+// ---------------------------------------------------------------------------------------------
+// The edge (gateway/edge/guard.ts)
+
+/** Client connections the edge holds now (the public port's listener, per process). */
+export const edgeConnectionsOpen = meter.createObservableGauge(
+  "printshop.edge.connections.open",
+  { unit: "{connection}", description: "Client connections the gateway's edge holds now" },
+);
+
+/** Connections refused at accept (`capacity`) or for their address's share (`address_share`). */
+export const edgeConnectionsShed = meter.createCounter("printshop.edge.connections.shed", {
+  unit: "{connection}",
+  description: "Client connections refused with 503 because the edge was full, by reason",
+});
+
+/**
+ * Connections given up to make room for others, by reason: `cap` (a newcomer at the cap),
+ * `high_water` (idle ones above the high-water mark), `links` (the slowest body, every link to
+ * the app in use), `address_share` (a proxied client's address over its share).
+ */
+export const edgeConnectionsEvicted = meter.createCounter("printshop.edge.connections.evicted", {
+  unit: "{connection}",
+  description: "Client connections the edge closed to make room for others, by reason",
+});
+
+// ---------------------------------------------------------------------------------------------
+// The database pool (shared/db/mod.ts), by the conventions' names
+
+/** Connections of a pool serving a transaction or read now (`db.client.connection.state`). */
+export const poolConnections = meter.createUpDownCounter("db.client.connection.count", {
+  unit: "{connection}",
+  description: "Connections of the pool in use by a transaction or read",
+});
+
+/** Transactions and reads waiting for a connection of the pool. */
+export const poolPending = meter.createUpDownCounter("db.client.connection.pending_requests", {
+  unit: "{request}",
+  description: "Transactions and reads waiting for a connection of the pool",
+});
+
+// ---------------------------------------------------------------------------------------------
+// Backlogs, sampled from the database (sampleInto)
+
+/** Outbox rows not yet published to the bus, per service. */
+export const outboxBacklog = meter.createObservableGauge("printshop.outbox.backlog", {
+  unit: "{event}",
+  description: "Events written to the service's outbox and not yet published to the bus",
+});
+
+/** Age of the oldest unpublished outbox row, per service (0 when none waits). */
+export const outboxOldestAge = meter.createObservableGauge("printshop.outbox.oldest_age", {
+  unit: "s",
+  description: "Age of the oldest event of the service's outbox not yet published",
+});
+
+/** Events published to a topic that a consumer group has not yet handled. */
+export const consumerLag = meter.createObservableGauge("printshop.bus.consumer.lag", {
+  unit: "{message}",
+  description: "Events on a topic past the consumer group's committed position",
+});
+
+/** Proof mail waiting for the mail server, and mail given up on (`status`). */
+export const mailQueue = meter.createObservableGauge("printshop.mail.queue", {
+  unit: "{message}",
+  description: "Proof mail by status: pending (queued or waiting for a retry) and failed",
+});
+
+/** One value a sampled gauge reports. */
+export interface Sample {
+  value: number;
+  attributes: Attributes;
+}
+
+/**
+ * Reports what `sample` (a database round trip) found on each collection of `gauge`: the last
+ * sample's values, while the next is taken, so an export never waits on the database and a
+ * figure is at most one export interval old (the first collection reports nothing). Nothing is
+ * sampled unless a metrics SDK collects (OTEL_DENO=true). Returns what stops it (before the
+ * pool closes).
+ */
+export function sampleInto(
+  gauge: ObservableGauge,
+  sample: () => Promise<readonly Sample[]>,
+): () => void {
+  let last: readonly Sample[] = [];
+  let sampling = false;
+  const callback = (result: ObservableResult): void => {
+    for (const { value, attributes } of last) result.observe(value, attributes);
+    if (sampling) return;
+    sampling = true;
+    sample().then((next) => {
+      last = next;
+    }, () => {/* the database is away: keep the last figures; the logs say why */}).finally(() => {
+      sampling = false;
+    });
+  };
+  gauge.addCallback(callback);
+  return () => gauge.removeCallback(callback);
+}

@@ -21,9 +21,15 @@
  *
  * Accept failures (EMFILE) are waited out, never fatal.
  */
+import type { ObservableResult } from "@opentelemetry/api";
 import type { Logger } from "@printshop/shared/log";
 import { Backoff } from "@printshop/shared/events/waker";
 import { concatBytes } from "@printshop/shared/bytes";
+import {
+  edgeConnectionsEvicted,
+  edgeConnectionsOpen,
+  edgeConnectionsShed,
+} from "@printshop/shared/metrics";
 import {
   type HeadLimits,
   type RequestEvent,
@@ -46,6 +52,9 @@ import { Admission, type Standing } from "./admission.ts";
 import { type AppLink, AppLinks } from "./app_links.ts";
 import { MAX_PROXY_HEADER_BYTES, readProxyHeader } from "./proxy_protocol.ts";
 import { addressGroup } from "../domain/address_group.ts";
+
+/** Why a connection was given up for others (the eviction metric's `reason`). */
+type EvictionReason = "cap" | "high_water" | "links" | "address_share";
 
 export interface EdgeLimits extends EdgeTimeouts, HeadLimits {
   maxConnections: number;
@@ -347,8 +356,9 @@ class EdgeConnection {
     this.#endWith(answer);
   }
 
-  /** Given up to make room for another (already forgotten by the admission). */
-  evict(): void {
+  /** Given up to make room for another (already forgotten by the admission), for `reason`. */
+  evict(reason: EvictionReason): void {
+    edgeConnectionsEvicted.add(1, { reason });
     if (this.#ending || this.#standing === "idle") {
       // Between requests a close is no answer lost: a client must be ready for it (RFC 9112 §9.6).
       this.#closeAll();
@@ -404,10 +414,11 @@ class EdgeConnection {
           this.#edge.warn("an address is at its share of connections; refusing", {
             maxPerAddress: this.#edge.limits.maxPerAddress,
           });
+          edgeConnectionsShed.add(1, { reason: "address_share" });
           this.#endWith(atCapacity());
           return null;
         }
-        moved.evict?.evict();
+        moved.evict?.evict("address_share");
         this.#address = header.address;
         return bytes.subarray(header.length);
       }
@@ -720,7 +731,7 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
       warn("every link to the app is in use; giving up the slowest body", {
         maxLinks: limits.maxLinks,
       });
-      victim.evict();
+      victim.evict("links");
       return true;
     },
   });
@@ -742,6 +753,8 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
   const connections = new Map<EdgeConnection, Promise<void>>();
   let shedding = 0;
   let accepting = true;
+  const observeOpen = (result: ObservableResult): void => result.observe(connections.size);
+  edgeConnectionsOpen.addCallback(observeOpen);
 
   const sweeper = setInterval(() => {
     const now = Date.now();
@@ -749,7 +762,7 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
     // Above the high-water mark, idle connections go, the heaviest addresses' first.
     let reclaimed = 0;
     for (let victim = admission.reclaim(); victim !== null; victim = admission.reclaim()) {
-      victim.evict();
+      victim.evict("high_water");
       reclaimed++;
     }
     if (reclaimed > 0) {
@@ -802,6 +815,7 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
           maxConnections: limits.maxConnections,
           maxPerAddress: limits.maxPerAddress,
         });
+        edgeConnectionsShed.add(1, { reason: "capacity" });
         shed(client);
         continue;
       }
@@ -810,7 +824,7 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
           maxConnections: limits.maxConnections,
           maxPerAddress: limits.maxPerAddress,
         });
-        admitted.evict.evict();
+        admitted.evict.evict("cap");
       }
       serve(client, group, proxied);
     }
@@ -842,6 +856,7 @@ export function startEdgeGuard(options: EdgeOptions): EdgeGuard {
       clearTimeout(timer);
       for (const connection of connections.keys()) connection.close();
       clearInterval(sweeper);
+      edgeConnectionsOpen.removeCallback(observeOpen);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { loopFailed, onDatabaseBack, openDatabase, transaction } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
+import { consumerLag, sampleInto } from "../metrics.ts";
 import { batchOrigin, SpanKind, withSpan } from "../telemetry.ts";
 import type { BusEvent, BusSubscription, EventBus, SubscribeOptions } from "./bus.ts";
 import {
@@ -309,10 +310,26 @@ export async function createEmbeddedBus(options: EmbeddedBusOptions): Promise<Ev
       }
     })();
 
+    // Events past the group's position on each topic: how far behind its consumers are.
+    const stopSampling = sampleInto(consumerLag, async () => {
+      const rows = await sql<{ topic: string; lag: number }[]>`
+        SELECT o.topic, (COALESCE((SELECT max(seq) FROM messages m WHERE m.topic = o.topic), 0)
+          - o.position)::int AS lag
+        FROM consumer_offsets o WHERE o.group_id = ${groupId} AND o.topic = ANY(${topics})`;
+      return rows.map(({ topic, lag }) => ({
+        value: Math.max(0, lag),
+        attributes: {
+          "messaging.consumer.group.name": groupId,
+          "messaging.destination.name": topic,
+        },
+      }));
+    });
+
     const subscription: BusSubscription = {
       async stop() {
         if (!running) return;
         running = false;
+        stopSampling();
         forgetBack();
         waker.wake();
         await loop;

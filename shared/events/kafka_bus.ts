@@ -12,8 +12,10 @@ import {
   type ProducerConfig,
   type SASLOptions,
 } from "kafkajs";
+import type { ObservableResult } from "@opentelemetry/api";
 import { z } from "zod";
 import type { LogFields, Logger } from "../log.ts";
+import { consumerLag, type Sample } from "../metrics.ts";
 import { sleep } from "../net.ts";
 import { batchOrigin, SpanKind, withSpan } from "../telemetry.ts";
 import {
@@ -291,6 +293,13 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
       });
     });
 
+    // The group's lag per partition, as of each partition's last batch handled here.
+    const lag = new Map<string, Sample>();
+    const observeLag = (result: ObservableResult): void => {
+      for (const { value, attributes } of lag.values()) result.observe(value, attributes);
+    };
+    consumerLag.addCallback(observeLag);
+
     let failures = 0;
     const processBatch = async (
       batch: Batch,
@@ -355,6 +364,15 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
           // Not resolving a batch leaves the fetch position where it was, so the next fetch
           // offers the same messages again.
           if (!(await processBatch(batch, isRunning))) return;
+          // What the partition holds past this batch, as the broker last said (its high mark).
+          lag.set(`${batch.topic}\u0000${batch.partition}`, {
+            value: Number(batch.offsetLag()),
+            attributes: {
+              "messaging.consumer.group.name": groupId,
+              "messaging.destination.name": batch.topic,
+              "messaging.destination.partition.id": String(batch.partition),
+            },
+          });
           const last = batch.lastOffset();
           resolveOffset(last);
           try {
@@ -375,6 +393,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
         },
       });
     } catch (error) {
+      consumerLag.removeCallback(observeLag);
       await consumer.disconnect().catch(() => {});
       throw error;
     }
@@ -384,6 +403,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
       stop: () => {
         stopped ??= (async () => {
           subscriptions.delete(subscription);
+          consumerLag.removeCallback(observeLag);
           await consumer.disconnect();
         })();
         return stopped;

@@ -1,4 +1,11 @@
-import { databaseUnavailable, onDatabaseBack, platformTransaction, type Sql } from "../db/mod.ts";
+import { outboxBacklog, outboxOldestAge, sampleInto } from "../metrics.ts";
+import {
+  databaseUnavailable,
+  onDatabaseBack,
+  platformRead,
+  platformTransaction,
+  type Sql,
+} from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
 import {
@@ -119,6 +126,27 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   let limit = batchSize;
 
+  // What an operator looks at first when events are late: how many wait, and for how long.
+  const service = { "printshop.outbox.schema": schema };
+  const waiting = async (): Promise<{ count: number; age: number }> => {
+    const [row] = await platformRead(sql, (q) =>
+      q<{ count: number; age: number }[]>`
+        SELECT count(*)::int AS count,
+          COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)::float8 AS age
+        FROM outbox WHERE published_at IS NULL AND quarantined_at IS NULL`);
+    return row!;
+  };
+  const stopSampling = [
+    sampleInto(
+      outboxBacklog,
+      async () => [{ value: (await waiting()).count, attributes: service }],
+    ),
+    sampleInto(
+      outboxOldestAge,
+      async () => [{ value: (await waiting()).age, attributes: service }],
+    ),
+  ];
+
   /**
    * Publishes one batch; `full` when it was full and more may be waiting. The outbox holds every
    * organisation's events in one order, so the relay reads it as the platform.
@@ -227,6 +255,7 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     async stop() {
       if (!running) return;
       running = false;
+      for (const stop of stopSampling) stop();
       forgetBack();
       waker.wake();
       await loop;
