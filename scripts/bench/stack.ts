@@ -21,6 +21,23 @@ import { ALL_SCOPES } from "@printshop/shared/scopes";
 /** Seconds of each timed load (`BENCH_DURATION_S`), 10 unless set. */
 export const BENCH_DURATION_S = Number(Deno.env.get("BENCH_DURATION_S") ?? 10);
 
+/**
+ * The stack's processes export telemetry when `BENCH_OTEL_ENDPOINT` names an OTLP/HTTP receiver
+ * (`deno task otel:receive`, say), sampled as the README recommends
+ * (`parentbased_traceidratio`, `BENCH_OTEL_SAMPLE` of the traces, 0.1 unless set); the floors and
+ * the load generator never do. How the bench measures export on against off (README "Telemetry").
+ */
+export function benchTelemetryEnv(): Record<string, string> {
+  const endpoint = Deno.env.get("BENCH_OTEL_ENDPOINT");
+  if (!endpoint) return {};
+  return {
+    OTEL_DENO: "true",
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+    OTEL_TRACES_SAMPLER_ARG: Deno.env.get("BENCH_OTEL_SAMPLE") ?? "0.1",
+  };
+}
+
 export const randomHex = (bytes: number): string =>
   Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0"))
     .join("");
@@ -56,6 +73,12 @@ export async function startBenchStack(
   prefix = "printshop-bench-",
   options: BenchStackOptions = {},
 ): Promise<BenchStack> {
+  const telemetry = benchTelemetryEnv();
+  console.log(
+    telemetry.OTEL_DENO
+      ? `Telemetry export on, to ${telemetry.OTEL_EXPORTER_OTLP_ENDPOINT}, ${telemetry.OTEL_TRACES_SAMPLER}=${telemetry.OTEL_TRACES_SAMPLER_ARG}`
+      : "Telemetry export off (BENCH_OTEL_ENDPOINT unset)",
+  );
   const pg = await startThrowawayPostgres(prefix);
   const logDir = await Deno.makeTempDir({ prefix: `${prefix}logs-` });
   try {
@@ -72,7 +95,7 @@ export async function startBenchStack(
       webhookSecretsKey: randomHex(32),
       adminToken,
       logDir,
-      env: { LOG_LEVEL: "warn" },
+      env: { LOG_LEVEL: "warn", ...telemetry },
       processEnv: {
         ...options.processEnv,
         webhooks: { WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", ...options.processEnv?.webhooks },
