@@ -15,6 +15,7 @@ import { ConfigSchema as ProofsSchema } from "@printshop/proofs/config";
 import { ConfigSchema as WebhooksSchema } from "@printshop/webhooks/config";
 import { loadConfig } from "@printshop/shared/config";
 import { ROLES } from "@printshop/shared/db/tenancy";
+import { RUNTIME_TELEMETRY_VARIABLES } from "@printshop/shared/telemetry";
 import { ConfigSchema as DbRolesSchema } from "./scripts/db_roles.ts";
 
 const ROOT = new URL("./", import.meta.url);
@@ -260,7 +261,7 @@ for (const name of APPS) {
       `${name}: use "environment" so the variables are checked here, not env_file`,
     );
     const env = environmentOf(service);
-    const known = new Set(Object.keys(SCHEMAS[name].shape));
+    const known = new Set([...Object.keys(SCHEMAS[name].shape), ...RUNTIME_TELEMETRY_VARIABLES]);
     const unknown = Object.keys(env).filter((key) => !known.has(key));
     assert.deepEqual(
       unknown,
@@ -501,5 +502,47 @@ Deno.test("each app service builds its own stage of the Dockerfile with the whol
     const args: string[] = JSON.parse(cmd);
     assert.equal(args.at(-1), `${dir}/main.ts`, `${name}: CMD must run ${dir}/main.ts`);
     assert.ok(!args.includes("-A") && !args.includes("--allow-all"), `${name}: no --allow-all`);
+  }
+});
+
+Deno.test("compose.yaml sends every app's telemetry, under its own name, to a collector whose pipelines hold together", async () => {
+  const { compose } = await loadCompose();
+  for (const name of APPS) {
+    const env = environmentOf(serviceOf(compose, name));
+    assert.equal(env.OTEL_SERVICE_NAME, name, `${name}: names itself in what it exports`);
+    assert.equal(env.OTEL_EXPORTER_OTLP_ENDPOINT, "http://otel-collector:4318", name);
+  }
+  const collector = serviceOf(compose, "otel-collector");
+  const command = (collector as { command?: string[] }).command ?? [];
+  assert.deepEqual(command, ["--config=/etc/otelcol-contrib/collector.yaml"]);
+  const read = async (file: string) =>
+    parse(await Deno.readTextFile(new URL(file, ROOT))) as {
+      receivers?: Record<string, { protocols?: { http?: { endpoint?: string } } }>;
+      processors?: Record<string, unknown>;
+      exporters?: Record<string, unknown>;
+      service: { pipelines: Record<string, Partial<Record<string, string[]>>> };
+    };
+  const base = await read("otel/collector.yaml");
+  const backend = await read("otel/backend.yaml");
+  assert.equal(base.receivers?.otlp?.protocols?.http?.endpoint, "0.0.0.0:4318");
+  // Every component a pipeline names is defined, with or without backend.yaml merged over it.
+  for (const config of [base.service.pipelines, backend.service.pipelines]) {
+    for (const [signal, pipeline] of Object.entries(config)) {
+      const merged = { ...base.service.pipelines[signal], ...pipeline };
+      for (const [kind, names] of Object.entries(merged)) {
+        const defined = (base as unknown as Record<string, Record<string, unknown>>)[kind] ?? {};
+        for (const component of names ?? []) {
+          assert.ok(component in defined, `${signal}: ${kind} "${component}" is not defined`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(base.service.pipelines.traces?.processors, [
+    "memory_limiter",
+    "transform/no-queries",
+    "batch",
+  ]);
+  for (const mount of (collector as { volumes?: string[] }).volumes ?? []) {
+    await Deno.stat(new URL(mount.split(":")[0]!, ROOT));
   }
 });

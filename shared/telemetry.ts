@@ -19,6 +19,20 @@ export const tracer = trace.getTracer("printshop");
 
 export { SpanKind };
 
+/**
+ * The variables Deno's runtime reads for its OpenTelemetry SDK, which no config schema of ours
+ * knows (the processes never read them): where compose sets them, they are held to this list.
+ */
+export const RUNTIME_TELEMETRY_VARIABLES: readonly string[] = [
+  "OTEL_DENO",
+  "OTEL_SERVICE_NAME",
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_PROTOCOL",
+  "OTEL_TRACES_SAMPLER",
+  "OTEL_TRACES_SAMPLER_ARG",
+  "OTEL_METRIC_EXPORT_INTERVAL",
+];
+
 /** Where a span belongs when it is not where the code runs: work an event carried on. */
 export interface SpanOrigin {
   /** The W3C traceparent the work continues (an event's, from its outbox row). */
