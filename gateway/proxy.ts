@@ -7,7 +7,7 @@ import {
 } from "@printshop/shared/internal-context";
 import type { ServiceName } from "@printshop/shared/routes";
 import { propagation } from "@opentelemetry/api";
-import { propagateTrace, SpanKind, tracing, withSpan } from "@printshop/shared/telemetry";
+import { inRecordedTrace, propagateTrace, SpanKind, withSpan } from "@printshop/shared/telemetry";
 
 /** Request headers a service may see; credentials and hop-by-hop headers never pass. */
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language"];
@@ -145,8 +145,9 @@ export async function proxyToService(
     }
     return new Response(upstream.body, { status: upstream.status, headers: responseHeaders });
   };
-  // A span only where one is recorded: without an SDK it would be built for nothing.
-  if (!tracing()) return await send();
+  // A span only where one is recorded: without an SDK, or in a trace the sampler dropped, it
+  // would be built for nothing.
+  if (!inRecordedTrace()) return await send();
   return await withSpan(
     `proxy ${target.service}`,
     {

@@ -123,25 +123,24 @@ export function requestContext(
     const method = c.req.method;
     const traced = tracing();
     const accessLogged = logger.enabled("info");
-    // The path is read and stripped of anything shaped like a token only for a span or the
-    // access line: at LOG_LEVEL=warn without tracing neither exists, and it was work on every
-    // request of every process for nothing.
-    const path = traced || accessLogged ? loggablePath(c.req.path) : "";
     if (traced) {
       // Deno's own server span, when it instruments Deno.serve (OTEL_DENO=true): named and
-      // completed here rather than doubled by one of ours. Without it (a test's app.request, a
-      // registered SDK of another kind) the span is ours.
+      // completed here rather than doubled by one of ours, and only when the sampler kept it (an
+      // unsampled one is neither exported nor worth describing). Without one (a test's
+      // app.request, a registered SDK of another kind) the span is ours.
       const serverSpan = trace.getActiveSpan();
-      if (serverSpan?.isRecording()) {
+      if (serverSpan) {
         await next();
-        describeServerSpan(serverSpan, c, path, service, started);
+        recordDuration(c, service, started);
+        if (serverSpan.isRecording()) describeServerSpan(serverSpan, c);
       } else {
         await withIncomingContext(
           headers,
           () =>
             withSpan(method, { "service.name": service }, async (span) => {
               await next();
-              describeServerSpan(span, c, path, service, started);
+              recordDuration(c, service, started);
+              describeServerSpan(span, c);
             }, SpanKind.SERVER),
         );
       }
@@ -153,7 +152,8 @@ export function requestContext(
     if (!accessLogged) return;
     c.get("log").info("request", {
       method,
-      path,
+      // Stripped of anything shaped like a token; read only here and for a recorded span.
+      path: loggablePath(c.req.path),
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       organizationId: c.get("organizationId"),
@@ -162,36 +162,39 @@ export function requestContext(
   };
 }
 
-/**
- * Names a request's server span after its route template, as the HTTP conventions ask
- * (`GET /v1/quotes/{quoteId}`, `http.route`), never after the path with its ids, and writes the
- * path and query over what Deno recorded with every token-shaped run taken out (an approval
- * link's token is a credential; so may a query's value be). Records the request's duration per
- * operation too (shared/metrics.ts): with telemetry off neither exists.
- */
-function describeServerSpan(
-  span: Span,
-  c: Context,
-  path: string,
-  service: string,
-  startedAt: number,
-): void {
+/** The request's route template, as the OpenAPI document writes it; null when none matched. */
+function routeOf(c: Context): string | null {
   const declared = (c as Context<{ Variables: RequestVariables }>).get("route");
+  if (declared) return declared;
   const matched = routePath(c, -1);
   // Hono's `:id` as the OpenAPI document writes it; a catch-all (no route matched) is unnamed.
-  const route = declared ??
-    (matched.endsWith("*") ? null : matched.replace(/:(\w+)/g, "{$1}"));
-  span.updateName(route ? `${c.req.method} ${route}` : c.req.method);
-  if (route) span.setAttribute("http.route", route);
+  return matched.endsWith("*") ? null : matched.replace(/:(\w+)/g, "{$1}");
+}
+
+/** Every request's duration per operation (shared/metrics.ts), sampled trace or not. */
+function recordDuration(c: Context, service: string, startedAt: number): void {
+  const route = routeOf(c);
   requestDuration.record((performance.now() - startedAt) / 1000, {
     "http.request.method": c.req.method,
     "http.response.status_code": c.res.status,
     "service.name": service,
     ...(route ? { "http.route": route } : {}),
   });
+}
+
+/**
+ * Names a request's server span after its route template, as the HTTP conventions ask
+ * (`GET /v1/quotes/{quoteId}`, `http.route`), never after the path with its ids, and writes the
+ * path and query over what Deno recorded with every token-shaped run taken out (an approval
+ * link's token is a credential; so may a query's value be).
+ */
+function describeServerSpan(span: Span, c: Context): void {
+  const route = routeOf(c);
+  span.updateName(route ? `${c.req.method} ${route}` : c.req.method);
+  if (route) span.setAttribute("http.route", route);
   span.setAttributes({
     "http.request.method": c.req.method,
-    "url.path": path,
+    "url.path": loggablePath(c.req.path),
     "http.response.status_code": c.res.status,
   });
   const query = new URL(c.req.url).search.slice(1);

@@ -219,16 +219,15 @@ async function onOneConnection<T, Q>(
   fn: (tx: Q) => Promise<T>,
   awaitCommit: boolean,
 ): Promise<T> {
-  const pool = { "db.client.connection.pool.name": poolNames.get(sql) ?? "unnamed" };
-  poolPending.add(1, pool);
+  const pool = poolAttributes.get(sql) ?? UNNAMED_POOL;
+  poolPending.add(1, pool.pending);
   let connection: postgres.ReservedSql;
   try {
     connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
   } finally {
-    poolPending.add(-1, pool);
+    poolPending.add(-1, pool.pending);
   }
-  const used = { ...pool, "db.client.connection.state": "used" };
-  poolConnections.add(1, used);
+  poolConnections.add(1, pool.used);
   const pending = new Pending();
   beforeCommit.set(connection, pending);
   /**
@@ -299,7 +298,7 @@ async function onOneConnection<T, Q>(
     held.done = true;
     beforeCommit.delete(connection);
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
-    poolConnections.add(-1, used);
+    poolConnections.add(-1, pool.used);
   }
 }
 
@@ -439,8 +438,19 @@ export interface ConnectOptions {
 
 const DATE_OID = 1082;
 
-/** Each pool's name in the pool metrics (`db.client.connection.pool.name`): its application name. */
-const poolNames = new WeakMap<Sql, string>();
+/** Each pool's attributes in the pool metrics, named by its application name. */
+interface PoolAttributes {
+  pending: { "db.client.connection.pool.name": string };
+  used: { "db.client.connection.pool.name": string; "db.client.connection.state": "used" };
+}
+
+function poolAttributesOf(name: string): PoolAttributes {
+  const pending = { "db.client.connection.pool.name": name };
+  return { pending, used: { ...pending, "db.client.connection.state": "used" } };
+}
+
+const poolAttributes = new WeakMap<Sql, PoolAttributes>();
+const UNNAMED_POOL = poolAttributesOf("unnamed");
 
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {
@@ -474,7 +484,7 @@ export function connect(url: string, options: ConnectOptions): Sql {
       : undefined,
   });
   endAfterReleases(pool);
-  poolNames.set(pool, options.applicationName ?? options.schema);
+  poolAttributes.set(pool, poolAttributesOf(options.applicationName ?? options.schema));
   traceStatements(pool, decodeURIComponent(new URL(url).pathname.slice(1)) || "postgres");
   return pool;
 }

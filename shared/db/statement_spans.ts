@@ -20,11 +20,13 @@
  */
 import { type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type postgres from "postgres";
-import { tracer, tracing } from "../telemetry.ts";
+import { inRecordedTrace, tracer, tracing } from "../telemetry.ts";
 
 /** What the patch reads and replaces of a postgres.js query (postgres@3.4.7, src/query.js). */
 interface DriverQuery {
   executed: boolean;
+  /** Set by `cursor()`, before the query is handed on. */
+  cursorFn?: unknown;
   string?: string;
   handle(): Promise<void>;
   resolve(value: unknown): void;
@@ -105,15 +107,17 @@ export function traceStatements(pool: postgres.Sql, database: string): void {
   const prototype = Object.getPrototypeOf(pool`SELECT 1`) as DriverQuery;
   const handle = prototype.handle;
   prototype.handle = function (this: DriverQuery): Promise<void> {
-    if (!this.executed) watch(this, database);
+    // A statement is traced inside a recorded trace only: alone (a loop's poll) it would be a
+    // trace of its own, and in a trace the sampler dropped a span built for nothing.
+    if (!this.executed && inRecordedTrace()) watch(this, database);
     return handle.call(this);
   };
 }
 
 /**
- * Starts the statement's span and ends it when the driver settles the query. The driver assigns
- * `resolve` again as a cursor moves on (Query.cursor), so both settle functions become accessors
- * that wrap whatever is assigned.
+ * Starts the statement's span and ends it when the driver settles the query. A cursor's query has
+ * `resolve` assigned again as it moves on (Query.cursor), so for it both settle functions become
+ * accessors that wrap whatever is assigned; any other is wrapped once.
  */
 function watch(query: DriverQuery, database: string): void {
   const span = tracer.startSpan("postgresql", {
@@ -128,6 +132,11 @@ function watch(query: DriverQuery, database: string): void {
   };
   let resolve = query.resolve;
   let reject = query.reject;
+  if (query.cursorFn === undefined) {
+    query.resolve = (value: unknown) => (end(), resolve(value));
+    query.reject = (error: unknown) => (end(error), reject(error));
+    return;
+  }
   Object.defineProperty(query, "resolve", {
     configurable: true,
     get: () => (value: unknown) => (end(), resolve(value)),
