@@ -25,6 +25,11 @@ export const catalogueSweep: ServiceSweep = {
       target: { ids: [f.id("prebuiltItemId")] },
       status: "draft",
     }),
+    createGarmentVariant: (f) => ({
+      garmentCatalogueItemId: f.id("catalogueItemId"),
+      color: "Sweep one",
+      size: "XL",
+    }),
     bulkCreateGarmentVariants: (f) => ({
       input: [{ garmentCatalogueItemId: f.id("catalogueItemId"), color: "Sweep", size: "XL" }],
     }),

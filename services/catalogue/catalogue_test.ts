@@ -140,6 +140,56 @@ Deno.test("catalogue cursor: every row once while rows are inserted and deleted 
   assertEquals(elsewhere.status, 400, "a cursor is good for its organisation only");
 });
 
+Deno.test("a single create takes one variant, names each problem by its field, and refuses a taken colour and size with 409", async () => {
+  await using h: H = await serviceHarness(catalogueService);
+  const org = crypto.randomUUID();
+  const tee = await item(h, org);
+  const one = await ok<GarmentVariant>(h, "POST", "/v1/garment-variants", org, {
+    garmentCatalogueItemId: tee.id.toUpperCase(),
+    color: "Black",
+    size: "M",
+    stockByLocation: [{ location: "Main", quantity: 5 }, { location: "Van", quantity: 2 }],
+  });
+  assertEquals([one.garmentCatalogueItemId, one.styleCode, one.stockOnHand], [tee.id, "5000", 7]);
+  const events = await h.sql<{ type: string; aggregate_id: string }[]>`
+    SELECT type, aggregate_id FROM outbox WHERE organization_id = ${org} AND type LIKE 'garment_variant.%'`;
+  assertEquals(events.map((e) => [e.type, e.aggregate_id]), [["garment_variant.created", one.id]]);
+  const ledger = await h.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM stock_adjustments WHERE garment_variant_id = ${one.id}`;
+  assert(ledger[0]!.n > 0, "the opening stock is in the ledger");
+
+  const taken = await call(h, "POST", "/v1/garment-variants", org, {
+    garmentCatalogueItemId: tee.id,
+    color: "Black",
+    size: "M",
+  });
+  assertEquals(taken.status, 409, JSON.stringify(taken.body));
+  assert(String(taken.body.message).includes(one.id), "names the variant it would repeat");
+  const mismatch = await call(h, "POST", "/v1/garment-variants", org, {
+    garmentCatalogueItemId: tee.id,
+    color: "Red",
+    size: "M",
+    stockOnHand: 3,
+    stockByLocation: [{ location: "A", quantity: 1 }],
+  });
+  assertEquals(mismatch.status, 400);
+  assertEquals((mismatch.body.details as { path: string }[]).map((d) => d.path), ["stockOnHand"]);
+  // Another organisation's item reads as no item at all.
+  const theirs = await item(h, crypto.randomUUID(), "THEIRS");
+  const foreign = await call(h, "POST", "/v1/garment-variants", org, {
+    garmentCatalogueItemId: theirs.id,
+    color: "Red",
+    size: "M",
+  });
+  assertEquals(foreign.status, 400);
+  assertEquals((foreign.body.details as { path: string }[]).map((d) => d.path), [
+    "garmentCatalogueItemId",
+  ]);
+  const count = await h
+    .sql`SELECT count(*)::int AS n FROM garment_variants WHERE organization_id = ${org}`;
+  assertEquals(count[0]!.n, 1, "nothing of the refused calls was written");
+});
+
 Deno.test("bulk create: all rows checked before any is written, each problem by row", async () => {
   await using h: H = await serviceHarness(catalogueService, { config: { BULK_MAX_ROWS: 20 } });
   const org = crypto.randomUUID();

@@ -4,6 +4,7 @@ import type { ServiceDeps } from "@printshop/shared/service-main";
 import type { Config } from "../config.ts";
 import {
   bulkCreateVariants,
+  createVariant,
   deleteVariant,
   findVariant,
   listVariants,
@@ -27,6 +28,11 @@ export function variantRoutes(
         message: `${variants.length} variant${variants.length === 1 ? "" : "s"} created`,
       };
     },
+    createGarmentVariant: async ({ body, auth }) => ({
+      status: 201,
+      data: await createVariant(sql, auth, body),
+      message: "Garment variant created",
+    }),
     listGarmentVariants: async ({ query, organizationId }) => ({
       data: await listVariants(sql, organizationId, query, config.PAGE_SIZE_MAX),
     }),

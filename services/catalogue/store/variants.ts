@@ -43,29 +43,64 @@ export async function bulkCreateVariants(
   given: readonly BulkVariantRow[],
   bulkMaxRows: number,
 ): Promise<GarmentVariant[]> {
+  if (given.length > bulkMaxRows) {
+    throw validationError(
+      field,
+      `At most ${bulkMaxRows} rows in one call (BULK_MAX_ROWS); got ${given.length}`,
+    );
+  }
+  return await createVariants(sql, auth, given, {
+    row: (index) => `${field}.${index}`,
+    field: (index, name) => `${field}.${index}.${name}`,
+  });
+}
+
+/**
+ * Creates one variant, with the same checks as a row of a bulk create, each problem named by its
+ * field; a variant the item already has in that colour and size is a conflict (409) naming it.
+ */
+export async function createVariant(
+  sql: Sql,
+  auth: InternalContext,
+  given: BulkVariantRow,
+): Promise<GarmentVariant> {
+  const [variant] = await createVariants(sql, auth, [given], {
+    row: null,
+    field: (_index, name) => name,
+  });
+  return variant!;
+}
+
+/** Where a row's problems are reported: `input.3.size` in a bulk create, `size` in a single one. */
+interface RowPaths {
+  /** The row itself; null for a single create, whose taken colour and size are a conflict. */
+  row: ((index: number) => string) | null;
+  field(index: number, name: string): string;
+}
+
+async function createVariants(
+  sql: Sql,
+  auth: InternalContext,
+  given: readonly BulkVariantRow[],
+  at: RowPaths,
+): Promise<GarmentVariant[]> {
   // Ids are compared as text below: one spelling of each, as the database writes them.
   const rows = given.map((row) => ({
     ...row,
     garmentCatalogueItemId: row.garmentCatalogueItemId.toLowerCase(),
   }));
-  if (rows.length > bulkMaxRows) {
-    throw validationError(
-      field,
-      `At most ${bulkMaxRows} rows in one call (BULK_MAX_ROWS); got ${rows.length}`,
-    );
-  }
   const organizationId = auth.organizationId;
   const problems: ErrorDetail[] = [];
   const stocks: { stock: Stock; ledger: LedgerEntry[] }[] = [];
   const seen = new Map<string, number>();
   rows.forEach((row, index) => {
-    const opening = openingStock(row, `${field}.${index}.`);
+    const opening = openingStock(row, at.field(index, ""));
     if ("problem" in opening) problems.push(opening.problem);
     else stocks.push(opening);
     const first = seen.get(keyOf(row));
-    if (first !== undefined) {
+    if (first !== undefined && at.row !== null) {
       problems.push({
-        path: `${field}.${index}`,
+        path: at.row(index),
         message:
           `Repeats row ${first}: the same item, colour "${row.color}" and size "${row.size}"`,
       });
@@ -82,7 +117,7 @@ export async function bulkCreateVariants(
       rows.forEach((row, index) => {
         if (!styleOf.has(row.garmentCatalogueItemId)) {
           problems.push({
-            path: `${field}.${index}.garmentCatalogueItemId`,
+            path: at.field(index, "garmentCatalogueItemId"),
             message: `No catalogue item "${row.garmentCatalogueItemId}" in this organisation`,
           });
         }
@@ -102,13 +137,11 @@ export async function bulkCreateVariants(
       );
       rows.forEach((row, index) => {
         const id = taken.get(keyOf(row));
-        if (id !== undefined) {
-          problems.push({
-            path: `${field}.${index}`,
-            message: `The item already has a variant in colour "${row.color}" and size ` +
-              `"${row.size}" (${id})`,
-          });
-        }
+        if (id === undefined) return;
+        const message = `The item already has a variant in colour "${row.color}" and size ` +
+          `"${row.size}" (${id})`;
+        if (at.row === null) throw conflict(message);
+        problems.push({ path: at.row(index), message });
       });
       if (problems.length > 0) {
         throw invalid("variants", problems.sort((a, b) => rowIndex(a) - rowIndex(b)));

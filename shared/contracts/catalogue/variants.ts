@@ -279,6 +279,25 @@ export const variantOperations = operations("Garment variants", {
     // Opening stock is in the ledger; the created event carries the figures.
     events: ["garment_variant.created"],
   },
+  createGarmentVariant: {
+    method: "POST",
+    path: "/v1/garment-variants",
+    scope: "garments.write",
+    summary: "Create one variant (bulk/create takes many in one transaction)",
+    body: BulkVariantRow,
+    responses: { 201: GarmentVariant },
+    events: ["garment_variant.created"],
+    examples: {
+      body: {
+        garmentCatalogueItemId: "0193a0f1-22b4-7c88-9d10-4e5f60718293",
+        color: "Black",
+        colorHex: "#1B1B1B",
+        size: "M",
+        stockCode: "G500-BLK-M",
+        stockOnHand: 120,
+      },
+    },
+  },
   listGarmentVariants: {
     method: "GET",
     path: "/v1/garment-variants",
