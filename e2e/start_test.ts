@@ -181,6 +181,43 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
       "quotes.read",
     ]]);
     await runAdmin(dataDir, adminPort, "set-limits", "--org", org.id, "--rpm", "1200");
+    const shown = await runAdmin(dataDir, adminPort, "show-org", "--org", org.id) as { id: string };
+    assertEquals(shown.id, org.id);
+    // Nothing was sent yet: the mail outbox is there, and empty.
+    assertEquals(await runAdmin(dataDir, adminPort, "list-mail"), []);
+    // Asked for, the usage is an answer; with no command, a mistake.
+    const help = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "scripts/admin.ts", "--help"],
+      cwd: ROOT,
+    }).output();
+    assertEquals(help.code, 0);
+    assert.match(new TextDecoder().decode(help.stdout), /list-mail/);
+    const bare = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "scripts/admin.ts"],
+      cwd: ROOT,
+    }).output();
+    assertEquals(bare.code, 2);
+    // `deno task sql` opens the embedded cluster: as the owner every organisation's keys (the demo
+    // key and the CLI's), as the services' role none (no organisation set).
+    const keysSeenAs = async (role: string): Promise<number> => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          "scripts/sql.ts",
+          "--role",
+          role,
+          "-c",
+          "SELECT count(*)::int AS n FROM gateway.api_keys",
+        ],
+        cwd: ROOT,
+        env: { DATA_DIR: dataDir },
+      }).output();
+      assert(out.success, new TextDecoder().decode(out.stderr));
+      return (JSON.parse(new TextDecoder().decode(out.stdout)) as { n: number }[])[0]!.n;
+    };
+    assertEquals(await keysSeenAs("owner"), 2);
+    assertEquals(await keysSeenAs("app"), 0);
 
     const created = await fetch(`${first.gatewayUrl}/v1/quotes`, {
       method: "POST",

@@ -30,12 +30,14 @@ const USAGE = `Usage: deno task admin <command> [options]
 Commands:
   create-org --name <name>
   list-orgs
+  show-org --org <orgId>
   create-key --org <orgId> (--scopes <a,b,…> | --all-scopes) [--name <name>]
   list-keys --org <orgId>
   revoke-key --key <keyId>            (or: revoke-key <keyId>)
   set-limits --org <orgId> --rpm <requests per minute | default>
   create-partner-app --name <name> (--scopes <a,b,…> | --all-scopes)
   grant --app <appId> --org <orgId> (--scopes <a,b,…> | --all-scopes)
+  list-mail                           the proofs mail outbox, newest first (every organisation)
 
 Scopes:
 ${wrap(ALL_SCOPES, "  ")}
@@ -92,10 +94,12 @@ function scopesArg(): string[] {
 }
 
 const [command, ...rest] = positionals;
-if (values.help || !command) {
+// Asked for, the usage is an answer (exit 0); a missing command is a mistake (2, on stderr).
+if (values.help) {
   console.log(USAGE);
-  Deno.exit(command ? 0 : 2);
+  Deno.exit(0);
 }
+if (!command) fail(USAGE);
 
 let request: { method: string; path: string; body?: unknown };
 switch (command) {
@@ -108,6 +112,12 @@ switch (command) {
     break;
   case "list-orgs":
     request = { method: "GET", path: "/admin/organizations" };
+    break;
+  case "show-org":
+    request = { method: "GET", path: `/admin/organizations/${need(values.org, "org")}` };
+    break;
+  case "list-mail":
+    request = { method: "GET", path: "/admin/mail" };
     break;
   case "create-key": {
     const scopes = scopesArg();

@@ -99,6 +99,8 @@ const adminToken = config.PLATFORM_ADMIN_TOKEN ?? secrets.adminToken;
 
 let stack: Awaited<ReturnType<typeof launchStack>> | undefined;
 let stopDatabase = async (): Promise<void> => {};
+/** The embedded cluster's port, recorded for `deno task sql`. */
+let postgresPort: number | undefined;
 let stopping: Promise<never> | undefined;
 // One shutdown however many signals arrive: Ctrl-C reaches this process and, a moment later,
 // the death of each launcher above it; a second call must wait for the first, not exit mid-way.
@@ -177,6 +179,7 @@ try {
     // a data directory from before the roles is handed over to the owner here.
     roles = await prepareDatabaseRoles(url.toString(), secrets.postgresPassword);
     say(`embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.dataDir})`);
+    postgresPort = pg.port;
   }
   stack = await launchStack({
     ...roles,
@@ -196,7 +199,11 @@ try {
   await shutdown(1);
 }
 const running = stack!;
-await claim.announce({ gatewayUrl: running.gatewayUrl, adminUrl: running.adminUrl });
+await claim.announce({
+  gatewayUrl: running.gatewayUrl,
+  adminUrl: running.adminUrl,
+  ...(postgresPort === undefined ? {} : { postgresPort }),
+});
 
 const adminCall = async (method: string, path: string, body?: unknown): Promise<unknown> => {
   const res = await fetch(`${running.adminUrl}${path}`, {

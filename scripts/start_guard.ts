@@ -13,11 +13,13 @@ export interface StackRecord {
   startedAt: string;
   gatewayUrl?: string;
   adminUrl?: string;
+  /** The embedded cluster's port, for `deno task sql`; absent on an external DATABASE_URL. */
+  postgresPort?: number;
 }
 
 export interface DataDirClaim {
   /** Adds where the stack answers, once it is up. */
-  announce(urls: { gatewayUrl: string; adminUrl: string }): Promise<void>;
+  announce(urls: { gatewayUrl: string; adminUrl: string; postgresPort?: number }): Promise<void>;
   /** Removes the record (only while it is still ours). */
   release(): Promise<void>;
 }
