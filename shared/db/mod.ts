@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
-import { poolConnections, poolPending } from "../metrics.ts";
+import { type PoolGauge, poolGauge } from "../metrics.ts";
 import { withSpan } from "../telemetry.ts";
 import { traceStatements } from "./statement_spans.ts";
 import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
@@ -219,15 +219,15 @@ async function onOneConnection<T, Q>(
   fn: (tx: Q) => Promise<T>,
   awaitCommit: boolean,
 ): Promise<T> {
-  const pool = poolAttributes.get(sql) ?? UNNAMED_POOL;
-  poolPending.add(1, pool.pending);
+  const pool = poolGauges.get(sql) ?? UNNAMED_POOL;
+  pool.pending++;
   let connection: postgres.ReservedSql;
   try {
     connection = await reserveWithin(sql, RESERVE_TIMEOUT_MS);
   } finally {
-    poolPending.add(-1, pool.pending);
+    pool.pending--;
   }
-  poolConnections.add(1, pool.used);
+  pool.used++;
   const pending = new Pending();
   beforeCommit.set(connection, pending);
   /**
@@ -298,7 +298,7 @@ async function onOneConnection<T, Q>(
     held.done = true;
     beforeCommit.delete(connection);
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
-    poolConnections.add(-1, pool.used);
+    pool.used--;
   }
 }
 
@@ -438,19 +438,10 @@ export interface ConnectOptions {
 
 const DATE_OID = 1082;
 
-/** Each pool's attributes in the pool metrics, named by its application name. */
-interface PoolAttributes {
-  pending: { "db.client.connection.pool.name": string };
-  used: { "db.client.connection.pool.name": string; "db.client.connection.state": "used" };
-}
-
-function poolAttributesOf(name: string): PoolAttributes {
-  const pending = { "db.client.connection.pool.name": name };
-  return { pending, used: { ...pending, "db.client.connection.state": "used" } };
-}
-
-const poolAttributes = new WeakMap<Sql, PoolAttributes>();
-const UNNAMED_POOL = poolAttributesOf("unnamed");
+/** Each pool's figures in the pool metrics, named by its application name. */
+const poolGauges = new WeakMap<Sql, PoolGauge>();
+// A pool made elsewhere than connect() (none today) is counted apart, under no name.
+const UNNAMED_POOL: PoolGauge = { used: 0, pending: 0 };
 
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {
@@ -484,7 +475,7 @@ export function connect(url: string, options: ConnectOptions): Sql {
       : undefined,
   });
   endAfterReleases(pool);
-  poolAttributes.set(pool, poolAttributesOf(options.applicationName ?? options.schema));
+  poolGauges.set(pool, poolGauge(options.applicationName ?? options.schema));
   traceStatements(pool, decodeURIComponent(new URL(url).pathname.slice(1)) || "postgres");
   return pool;
 }
