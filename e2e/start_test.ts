@@ -134,6 +134,9 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   try {
     const first = await start(dataDir);
+    // The banner is the last thing printed: nothing follows it until someone calls.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert(first.output().trimEnd().endsWith("Press Ctrl-C to stop."), first.output());
     const demoKey = first.output().match(/Demo API key[^:]*: (psk_\S+)/)?.[1];
     assert(demoKey, "an empty data directory gets a demo key");
     // With ADMIN_PORT given, the CLI goes there.

@@ -240,6 +240,11 @@ if (organizations.length === 0) {
 }
 // Written to stdout itself, not through console: with OTEL_DENO=true, Deno exports console output
 // as log records, and these lines hold the admin token and the demo key.
+// Framed, and the last thing printed: on a first start it follows some seventy log lines.
+const rule = "─".repeat(Math.max(...lines.map((line) => line.length)));
 Deno.stdout.writeSync(
-  new TextEncoder().encode(["", ...lines, "", "Press Ctrl-C to stop.", ""].join("\n") + "\n"),
+  new TextEncoder().encode(
+    ["", rule, "The print-shop platform is up.", "", ...lines, rule, "Press Ctrl-C to stop.", ""]
+      .join("\n") + "\n",
+  ),
 );
