@@ -2,6 +2,7 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { ALL_SCOPES } from "@printshop/shared/scopes";
 import { callAs, okAs, type ServiceHarness, serviceHarness } from "@printshop/shared/testing";
 import type { GarmentCatalogueItem, GarmentVariant } from "@printshop/shared/contracts/catalogue";
+import { waitFor } from "@printshop/shared/net";
 import type { Config } from "./config.ts";
 import { catalogueService } from "./app.ts";
 
@@ -188,6 +189,29 @@ Deno.test("a single create takes one variant, names each problem by its field, a
   const count = await h
     .sql`SELECT count(*)::int AS n FROM garment_variants WHERE organization_id = ${org}`;
   assertEquals(count[0]!.n, 1, "nothing of the refused calls was written");
+  // Lost to a create that committed after this one's check: still told which variant it repeats.
+  // The rival's row is written, uncommitted, before the request; the request's check cannot see
+  // it, its insert waits on the unique index and fails once the rival commits.
+  let rivalId = "";
+  let lost: Awaited<ReturnType<typeof call>> | undefined;
+  await h.sql.begin(async (tx) => {
+    await tx`CREATE TEMP TABLE rival ON COMMIT DROP AS
+      SELECT * FROM garment_variants WHERE id = ${one.id}`;
+    const [row] = await tx<{ id: string }[]>`
+      UPDATE rival SET id = gen_random_uuid(), color = 'Race' RETURNING id`;
+    rivalId = row!.id;
+    await tx`INSERT INTO garment_variants SELECT * FROM rival`;
+    const request = call(h, "POST", "/v1/garment-variants", org, {
+      garmentCatalogueItemId: tee.id,
+      color: "Race",
+      size: "M",
+    }).then((answer) => lost = answer);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    void request;
+  });
+  await waitFor("the losing create", () => Promise.resolve(lost !== undefined), 5_000);
+  assertEquals(lost!.status, 409, JSON.stringify(lost!.body));
+  assert(String(lost!.body.message).includes(rivalId), JSON.stringify(lost!.body));
 });
 
 Deno.test("bulk create: all rows checked before any is written, each problem by row", async () => {

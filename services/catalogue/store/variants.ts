@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation, jsonParam } from "@printshop/shared/db";
 import {
   type BulkVariantRow,
@@ -144,7 +144,10 @@ async function createVariants(
         problems.push({ path: at.row(index), message });
       });
       if (problems.length > 0) {
-        throw invalid("variants", problems.sort((a, b) => rowIndex(a) - rowIndex(b)));
+        throw invalid(
+          at.row === null ? "variant" : "variants",
+          problems.sort((a, b) => rowIndex(a) - rowIndex(b)),
+        );
       }
       const records = rows.map((row, index) => {
         const { stock } = stocks[index]!;
@@ -203,6 +206,20 @@ async function createVariants(
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
+    if (at.row === null) {
+      // A single create that lost a race to another: named as if it had come second.
+      const row = rows[0]!;
+      const [taken] = await read(sql, (q) =>
+        q<{ id: string }[]>`
+          SELECT id FROM garment_variants
+          WHERE organization_id = ${organizationId}
+            AND garment_catalogue_item_id = ${row.garmentCatalogueItemId}
+            AND color = ${row.color} AND size = ${row.size}`);
+      throw conflict(
+        `The item already has a variant in colour "${row.color}" and size "${row.size}"` +
+          (taken ? ` (${taken.id})` : ""),
+      );
+    }
     throw conflict(
       "Another request created a variant with the same item, colour and size meanwhile; " +
         "nothing was written, send the rows again",
