@@ -188,18 +188,6 @@ Deno.test("deno task start runs the platform, the admin CLI drives it, and data 
     assertEquals(shown.id, org.id);
     // Nothing was sent yet: the mail outbox is there, and empty.
     assertEquals(await runAdmin(dataDir, adminPort, "list-mail"), []);
-    // Asked for, the usage is an answer; with no command, a mistake.
-    const help = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "scripts/admin.ts", "--help"],
-      cwd: ROOT,
-    }).output();
-    assertEquals(help.code, 0);
-    assert.match(new TextDecoder().decode(help.stdout), /list-mail/);
-    const bare = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "scripts/admin.ts"],
-      cwd: ROOT,
-    }).output();
-    assertEquals(bare.code, 2);
     // `deno task sql` opens the embedded cluster: as the owner every organisation's keys (the demo
     // key and the CLI's), as the services' role none (no organisation set).
     const keysSeenAs = async (role: string): Promise<number> => {

@@ -50,20 +50,31 @@ Environment:
   PLATFORM_ADMIN_TOKEN  the admin token (unset: the one \`task start\` generated in DATA_DIR)
 `;
 
-const { values, positionals } = parseArgs({
-  args: Deno.args,
-  allowPositionals: true,
-  options: {
-    name: { type: "string" },
-    org: { type: "string" },
-    key: { type: "string" },
-    scopes: { type: "string" },
-    "all-scopes": { type: "boolean" },
-    rpm: { type: "string" },
-    app: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  },
-});
+/** The command line, or the usage (exit 2) for an unknown option or one without its value. */
+function parsedArgs() {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      allowPositionals: true,
+      options: OPTIONS,
+    });
+  } catch (error) {
+    fail(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+  }
+}
+
+const OPTIONS = {
+  name: { type: "string" },
+  org: { type: "string" },
+  key: { type: "string" },
+  scopes: { type: "string" },
+  "all-scopes": { type: "boolean" },
+  rpm: { type: "string" },
+  app: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const { values, positionals } = parsedArgs();
 
 function fail(message: string): never {
   console.error(message);
@@ -100,6 +111,9 @@ if (values.help) {
   Deno.exit(0);
 }
 if (!command) fail(USAGE);
+// Only revoke-key takes an argument of its own; anything more is a mistake, not ignored.
+const extra = rest.slice(command === "revoke-key" ? 1 : 0);
+if (extra.length > 0) fail(`Unexpected argument "${extra[0]}"\n\n${USAGE}`);
 
 let request: { method: string; path: string; body?: unknown };
 switch (command) {
