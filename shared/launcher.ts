@@ -1,4 +1,5 @@
 import { type ServiceName, SERVICES } from "./routes.ts";
+import { fetch as untracedFetch } from "undici";
 import { connect } from "./db/mod.ts";
 import { ensureRoles, grantDatabase, handOver, ROLES, roleUrl } from "./db/tenancy.ts";
 import { freePort, sleep } from "./net.ts";
@@ -111,7 +112,9 @@ async function waitHealthy(proc: StackProcess, logHint: string): Promise<void> {
   while (Date.now() < deadline) {
     if (proc.exited) throw new Error(`${proc.name} exited during start${logHint}`);
     try {
-      const res = await fetch(`${proc.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      // undici's fetch, which the runtime does not trace: with OTEL_DENO=true, every poll of a
+      // process not yet listening was exported as a failed span with its stack.
+      const res = await untracedFetch(`${proc.url}/healthz`, { signal: AbortSignal.timeout(1000) });
       await res.body?.cancel();
       if (res.status === 200 || (proc.name === "gateway" && res.status === 503)) return;
     } catch {

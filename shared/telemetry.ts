@@ -31,6 +31,7 @@ export const RUNTIME_TELEMETRY_VARIABLES: readonly string[] = [
   "OTEL_TRACES_SAMPLER",
   "OTEL_TRACES_SAMPLER_ARG",
   "OTEL_METRIC_EXPORT_INTERVAL",
+  "OTEL_DENO_CONSOLE",
 ];
 
 /** Where a span belongs when it is not where the code runs: work an event carried on. */
