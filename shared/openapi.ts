@@ -66,9 +66,71 @@ export interface OpenApiOperation {
   security: OpenApiSecurityRequirement[];
   /** The route table's scope; absent when any valid credential will do. */
   "x-required-scope"?: string;
+  /** How a list pages (paginationOf), for generators and the integrators' own loops. */
+  "x-pagination"?: Pagination;
   parameters?: (OpenApiParameter | OpenApiReference)[];
   requestBody?: OpenApiRequestBody;
   responses: Record<string, OpenApiResponse | OpenApiReference>;
+}
+
+/**
+ * A list's paging, in one shape for every list: which parameters move through it and where an
+ * answer holds its rows and what comes next. Offset lists count every match (`total`); cursor
+ * lists hand back the next page's cursor (`next`), null on the last page; the event log hands
+ * back the last event's id (`next`, to poll from later) and says whether more follow (`hasMore`).
+ */
+export type Pagination =
+  | {
+    style: "offset";
+    limitParameter: "limit";
+    offsetParameter: "offset";
+    items: "data.items";
+    total: "data.totalCount";
+  }
+  | {
+    style: "cursor";
+    limitParameter: "limit";
+    cursorParameter: "cursor" | "after";
+    items: "data.items";
+    next: "data.nextCursor" | "data.lastEventId";
+    hasMore?: "data.hasMore";
+  };
+
+/**
+ * The paging of an operation, read from its query's declaration (offsetListQuery,
+ * cursorListQuery, the event log's `after`).
+ */
+export function paginationOf(query: z.ZodObject | undefined): Pagination | null {
+  const shape = query?.shape ?? {};
+  if ("after" in shape && "limit" in shape) {
+    return {
+      style: "cursor",
+      limitParameter: "limit",
+      cursorParameter: "after",
+      items: "data.items",
+      next: "data.lastEventId",
+      hasMore: "data.hasMore",
+    };
+  }
+  if ("cursor" in shape && "limit" in shape) {
+    return {
+      style: "cursor",
+      limitParameter: "limit",
+      cursorParameter: "cursor",
+      items: "data.items",
+      next: "data.nextCursor",
+    };
+  }
+  if ("offset" in shape && "limit" in shape) {
+    return {
+      style: "offset",
+      limitParameter: "limit",
+      offsetParameter: "offset",
+      items: "data.items",
+      total: "data.totalCount",
+    };
+  }
+  return null;
 }
 
 export type OpenApiMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -423,6 +485,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
     const bodyExample = route.examples?.body ??
       (body === undefined ? undefined : exampleOf(body, schemas));
     const bodyDescription = body === undefined ? undefined : resolve(body, schemas).description;
+    const pagination = paginationOf(route.query);
     const operation: OpenApiOperation = {
       operationId: route.operationId,
       summary: route.summary,
@@ -433,6 +496,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
       tags: [route.tag],
       security: SECURITY,
       ...(route.scope === null ? {} : { "x-required-scope": route.scope }),
+      ...(pagination === null ? {} : { "x-pagination": pagination }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body !== undefined && body !== undefined
         ? {
