@@ -243,3 +243,24 @@ Deno.test("the Riverside Bakery quote example adds up as the pricing rules say",
   assert.equal(QUOTE_EXAMPLE.gstAmount, gst);
   assert.equal(QUOTE_EXAMPLE.totalIncGst, round(QUOTE_EXAMPLE.subtotalExGst + gst, 2));
 });
+
+Deno.test("the document says what the server enforces across fields: a proof's owner and what a revision shows", () => {
+  const ajv = validator(doc);
+  const check = (component: string, value: unknown): boolean =>
+    ajv.validate({ $ref: `${BASE}#/$defs/${component}` }, value) as boolean;
+  const image = "https://files.example.com/front.png";
+  const who = { recipientName: "Sam", recipientEmail: "sam@example.com" };
+  const owner = "0193a0f1-22b4-7c88-9d10-4e5f60718293";
+  assert.equal(check("ReviseProofBody", { imageUrls: [image] }), true);
+  assert.equal(check("ReviseProofBody", { mockIds: [owner], notes: "v2" }), true);
+  assert.equal(check("ReviseProofBody", { notes: "nothing shown" }), false);
+  assert.equal(check("ReviseProofBody", { mockIds: [], imageUrls: [] }), false);
+  assert.equal(check("CreateProofBody", { ...who, jobId: owner, imageUrls: [image] }), true);
+  assert.equal(check("CreateProofBody", { ...who, imageUrls: [image] }), false, "no owner");
+  assert.equal(
+    check("CreateProofBody", { ...who, quoteId: null, imageUrls: [image] }),
+    false,
+    "a null owner",
+  );
+  assert.equal(check("CreateProofBody", { ...who, quoteId: owner }), false, "shows nothing");
+});

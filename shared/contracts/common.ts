@@ -3,6 +3,29 @@ import { PUBLIC_ERROR_CODES } from "../http/errors.ts";
 
 export const Uuid = z.uuid({ error: "Must be a UUID" });
 
+/**
+ * "At least one of these fields", in JSON Schema, for the document (a body's `.meta`): a `value`
+ * (an id, so a string) is given and not null, a `list` is given and not empty. The server enforces the same rule in
+ * its own code, whose messages name every field; the schema lets a client's validator and a
+ * generator know it too.
+ */
+export function atLeastOneOf(
+  fields: Readonly<Record<string, "value" | "list">>,
+): { anyOf: Record<string, unknown>[] } {
+  return {
+    // Each branch constrains its one field and leaves the rest to the body's own schema.
+    anyOf: Object.entries(fields).map(([name, kind]) => ({
+      required: [name],
+      properties: {
+        [name]: kind === "list"
+          ? { type: "array", minItems: 1, description: `\`${name}\` with at least one entry` }
+          : { type: "string", description: `\`${name}\` given, not null` },
+      },
+      additionalProperties: true,
+    })),
+  };
+}
+
 /** How a caller authenticated: an organisation's own key, or a partner app acting for it. */
 export const CREDENTIAL_KINDS = ["tenant_key", "partner"] as const;
 export type CredentialKind = typeof CREDENTIAL_KINDS[number];

@@ -9,6 +9,7 @@ import {
   type CreateProofBody,
   ListProofsQuery,
   type Proof,
+  PROOF_OWNER_FIELDS,
   type PROOF_SORT_FIELDS,
   type SetProofStatusBody,
   type UpdateProofBody,
@@ -28,7 +29,6 @@ import { insertItem } from "./item_links.ts";
 import { decisionCount, recordStep } from "./history.ts";
 
 /** The fields of which a proof names at least one. */
-const PROOF_OWNER_FIELDS = ["quoteId", "jobId"] as const;
 
 /** The proofs' fields: what `filters` may name, and what `sortField` orders on. */
 export const PROOF_FIELDS = PROOFS.fields() satisfies FieldTable<

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import {
+  atLeastOneOf,
   CREDENTIAL_KINDS,
   DateTime,
   Deleted,
@@ -140,6 +141,12 @@ const revisionFields = described({
   mockIds: `${REVISION_DESCRIPTIONS.mockIds}; a revision shows at least one mock or image`,
 });
 
+/** A proof belongs to a quote or a job (or both): one of these is given and not null. */
+export const PROOF_OWNER_FIELDS = ["quoteId", "jobId"] as const;
+
+/** What a revision must show, as the document says it (the server's rules.ts enforces it). */
+const SHOWS_SOMETHING = atLeastOneOf({ mockIds: "list", imageUrls: "list" });
+
 const proofFields = described({
   quoteId: Uuid.nullable(),
   jobId: Uuid.nullable(),
@@ -163,6 +170,10 @@ export const CreateProofBody = z.strictObject({
   id: "CreateProofBody",
   description: "A new proof in `draft`, with revision 1 (its mocks, images and notes) and its " +
     "first items",
+  allOf: [
+    atLeastOneOf(Object.fromEntries(PROOF_OWNER_FIELDS.map((field) => [field, "value"]))),
+    SHOWS_SOMETHING,
+  ],
 });
 setExamples(CreateProofBody, {
   quoteId: PROOF_EXAMPLE.quoteId,
@@ -201,6 +212,7 @@ export const ReviseProofBody = z.strictObject({
 }).meta({
   id: "ReviseProofBody",
   description: "What the new revision shows: at least one mock or image",
+  ...SHOWS_SOMETHING,
 });
 setExamples(ReviseProofBody, {
   mockIds: REVISION_EXAMPLE.mockIds,
