@@ -151,12 +151,24 @@ Deno.test("guessing through the edge costs the guesser's address, never a genuin
     const link = await newLink();
     const guesser = "127.0.0.4";
     const statuses: number[] = [];
+    const started = Date.now();
     for (let i = 0; i < 70; i++) {
       statuses.push((await page(guesser, `/approve/${forgedToken()}`)).status);
     }
+    // The bucket refills while the loop runs (one guess every 2 s): on a slow machine a guess or
+    // two past the burst is answered again, as the policy allows, and no more.
+    const refilled = Math.floor(
+      (Date.now() - started) / 60_000 * FAILED_LOOKUP_POLICY.requestsPerMinute,
+    );
     // Each forged token is the service's "not valid" page until the address has failed enough.
     assertEquals(statuses.slice(0, BURST), new Array(BURST).fill(404));
-    assertEquals(statuses.slice(BURST), new Array(70 - BURST).fill(429));
+    const after = statuses.slice(BURST);
+    assert(after.every((status) => status === 429 || status === 404), String(after));
+    assert(
+      after.filter((status) => status === 404).length <= refilled,
+      `${after.filter((status) => status === 404).length} answered past the burst in ` +
+        `${Date.now() - started} ms`,
+    );
     const refused = await page(guesser, `/approve/${forgedToken()}`);
     assertEquals(refused.status, 429);
     assert(Number(refused.headers.get("retry-after")) >= 1, "Retry-After");
