@@ -15,7 +15,7 @@ import { ConfigSchema as ProofsSchema } from "@printshop/proofs/config";
 import { ConfigSchema as WebhooksSchema } from "@printshop/webhooks/config";
 import { loadConfig } from "@printshop/shared/config";
 import { ROLES } from "@printshop/shared/db/tenancy";
-import { RUNTIME_TELEMETRY_VARIABLES } from "@printshop/shared/telemetry";
+import { RECOMMENDED_TRACE_SAMPLE, RUNTIME_TELEMETRY_VARIABLES } from "@printshop/shared/telemetry";
 import { ConfigSchema as DbRolesSchema } from "./scripts/db_roles.ts";
 
 const ROOT = new URL("./", import.meta.url);
@@ -511,6 +511,11 @@ Deno.test("compose.yaml sends every app's telemetry, under its own name, to a co
     const env = environmentOf(serviceOf(compose, name));
     assert.equal(env.OTEL_SERVICE_NAME, name, `${name}: names itself in what it exports`);
     assert.equal(env.OTEL_EXPORTER_OTLP_ENDPOINT, "http://otel-collector:4318", name);
+    assert.equal(
+      env.OTEL_TRACES_SAMPLER_ARG,
+      RECOMMENDED_TRACE_SAMPLE,
+      `${name}: the recommended share`,
+    );
   }
   const collector = serviceOf(compose, "otel-collector");
   const command = (collector as { command?: string[] }).command ?? [];

@@ -166,6 +166,39 @@ export interface OtlpReceiver extends Received {
 }
 
 /** A receiver on loopback (`port` 0: any free one), keeping everything it decodes. */
+/**
+ * Runs `source` as a Deno program of this workspace with Deno's SDK on, exporting to `receiverUrl`
+ * as `probe` (tests: what a real process exports). Its output, once it has exited.
+ */
+export async function runExporting(
+  source: string,
+  receiverUrl: string,
+  env: Record<string, string> = {},
+): Promise<Deno.CommandOutput> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/child.ts`, source);
+    return await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        new URL("../deno.json", import.meta.url).pathname,
+        `${dir}/child.ts`,
+      ],
+      cwd: new URL("..", import.meta.url).pathname,
+      env: {
+        OTEL_DENO: "true",
+        OTEL_SERVICE_NAME: "probe",
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
+        ...env,
+      },
+    }).output();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 export function startOtlpReceiver(
   options: { port?: number; hostname?: string; onAbsorbed?: (path: string) => void } = {},
 ): OtlpReceiver {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startOtlpReceiver } from "./otel_receive.ts";
+import { runExporting, startOtlpReceiver } from "./otel_receive.ts";
 
 // A real Deno process with its built-in OpenTelemetry on, exporting to the receiver in each of
 // OTLP/HTTP's encodings: a server span, a client span, a custom span, a counter and a log line.
@@ -19,25 +19,10 @@ await server.shutdown();
 for (const protocol of ["http/protobuf", "http/json"]) {
   Deno.test(`otel:receive decodes what Deno exports over ${protocol}`, async () => {
     const receiver = startOtlpReceiver();
-    const dir = await Deno.makeTempDir();
     try {
-      await Deno.writeTextFile(`${dir}/child.ts`, CHILD);
-      const output = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          "--config",
-          new URL("../deno.json", import.meta.url).pathname,
-          `${dir}/child.ts`,
-        ],
-        cwd: new URL("..", import.meta.url).pathname,
-        env: {
-          OTEL_DENO: "true",
-          OTEL_SERVICE_NAME: "probe",
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-        },
-      }).output();
+      const output = await runExporting(CHILD, receiver.url, {
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      });
       assert.ok(output.success, new TextDecoder().decode(output.stderr));
       const custom = receiver.spans.find((span) => span.name === "custom work");
       assert.ok(custom, JSON.stringify(receiver.spans.map((s) => s.name)));
@@ -59,7 +44,6 @@ for (const protocol of ["http/protobuf", "http/json"]) {
       );
     } finally {
       await receiver.stop();
-      await Deno.remove(dir, { recursive: true });
     }
   });
 }

@@ -102,36 +102,35 @@ export type Pagination =
  */
 export function paginationOf(query: z.ZodObject | undefined): Pagination | null {
   const shape = query?.shape ?? {};
-  if ("after" in shape && "limit" in shape) {
-    return {
-      style: "cursor",
-      limitParameter: "limit",
-      cursorParameter: "after",
-      items: "data.items",
-      next: "data.lastEventId",
-      hasMore: "data.hasMore",
-    };
-  }
-  if ("cursor" in shape && "limit" in shape) {
-    return {
-      style: "cursor",
-      limitParameter: "limit",
-      cursorParameter: "cursor",
-      items: "data.items",
-      next: "data.nextCursor",
-    };
-  }
-  if ("offset" in shape && "limit" in shape) {
-    return {
-      style: "offset",
-      limitParameter: "limit",
-      offsetParameter: "offset",
-      items: "data.items",
-      total: "data.totalCount",
-    };
-  }
+  if (!("limit" in shape)) return null;
+  if ("after" in shape) return EVENT_LOG_PAGING;
+  if ("cursor" in shape) return CURSOR_PAGING;
+  if ("offset" in shape) return OFFSET_PAGING;
   return null;
 }
+
+const OFFSET_PAGING: Pagination = {
+  style: "offset",
+  limitParameter: "limit",
+  offsetParameter: "offset",
+  items: "data.items",
+  total: "data.totalCount",
+};
+const CURSOR_PAGING: Pagination = {
+  style: "cursor",
+  limitParameter: "limit",
+  cursorParameter: "cursor",
+  items: "data.items",
+  next: "data.nextCursor",
+};
+const EVENT_LOG_PAGING: Pagination = {
+  style: "cursor",
+  limitParameter: "limit",
+  cursorParameter: "after",
+  items: "data.items",
+  next: "data.lastEventId",
+  hasMore: "data.hasMore",
+};
 
 export type OpenApiMethod = "get" | "post" | "put" | "patch" | "delete";
 export type OpenApiPathItem = Partial<Record<OpenApiMethod, OpenApiOperation>>;

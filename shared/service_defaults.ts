@@ -131,16 +131,18 @@ export function requestContext(
       const serverSpan = trace.getActiveSpan();
       if (serverSpan) {
         await next();
-        recordDuration(c, service, started);
-        if (serverSpan.isRecording()) describeServerSpan(serverSpan, c);
+        const route = routeOf(c);
+        recordDuration(c, route, service, started);
+        if (serverSpan.isRecording()) describeServerSpan(serverSpan, c, route);
       } else {
         await withIncomingContext(
           headers,
           () =>
             withSpan(method, { "service.name": service }, async (span) => {
               await next();
-              recordDuration(c, service, started);
-              describeServerSpan(span, c);
+              const route = routeOf(c);
+              recordDuration(c, route, service, started);
+              describeServerSpan(span, c, route);
             }, SpanKind.SERVER),
         );
       }
@@ -172,8 +174,12 @@ function routeOf(c: Context): string | null {
 }
 
 /** Every request's duration per operation (shared/metrics.ts), sampled trace or not. */
-function recordDuration(c: Context, service: string, startedAt: number): void {
-  const route = routeOf(c);
+function recordDuration(
+  c: Context,
+  route: string | null,
+  service: string,
+  startedAt: number,
+): void {
   requestDuration.record((performance.now() - startedAt) / 1000, {
     "http.request.method": c.req.method,
     "http.response.status_code": c.res.status,
@@ -188,8 +194,7 @@ function recordDuration(c: Context, service: string, startedAt: number): void {
  * path and query over what Deno recorded with every token-shaped run taken out (an approval
  * link's token is a credential; so may a query's value be).
  */
-function describeServerSpan(span: Span, c: Context): void {
-  const route = routeOf(c);
+function describeServerSpan(span: Span, c: Context, route: string | null): void {
   span.updateName(route ? `${c.req.method} ${route}` : c.req.method);
   if (route) span.setAttribute("http.route", route);
   span.setAttributes({

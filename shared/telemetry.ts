@@ -23,6 +23,12 @@ export { SpanKind };
  * The variables Deno's runtime reads for its OpenTelemetry SDK, which no config schema of ours
  * knows (the processes never read them): where compose sets them, they are held to this list.
  */
+/**
+ * The share of traces the README recommends keeping (`parentbased_traceidratio`): what compose
+ * sets by default and what the bench measures export at.
+ */
+export const RECOMMENDED_TRACE_SAMPLE = "0.1";
+
 export const RUNTIME_TELEMETRY_VARIABLES: readonly string[] = [
   "OTEL_DENO",
   "OTEL_SERVICE_NAME",

@@ -8,6 +8,7 @@
  * to loopback (WEBHOOK_ALLOW_PRIVATE_TARGETS), where scripts/bench_ratios.ts's receiver listens
  * for the events under the write load.
  */
+import { RECOMMENDED_TRACE_SAMPLE } from "@printshop/shared/telemetry";
 import { type EmbeddedPostgres, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 import { connect, type Sql } from "@printshop/shared/db";
 import {
@@ -34,7 +35,7 @@ export function benchTelemetryEnv(): Record<string, string> {
     OTEL_DENO: "true",
     OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
     OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-    OTEL_TRACES_SAMPLER_ARG: Deno.env.get("BENCH_OTEL_SAMPLE") ?? "0.1",
+    OTEL_TRACES_SAMPLER_ARG: Deno.env.get("BENCH_OTEL_SAMPLE") ?? RECOMMENDED_TRACE_SAMPLE,
   };
 }
 

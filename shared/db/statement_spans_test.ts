@@ -1,5 +1,5 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { startOtlpReceiver } from "../../scripts/otel_receive.ts";
+import { runExporting, startOtlpReceiver } from "../../scripts/otel_receive.ts";
 import { createTestDatabase } from "../testing/db.ts";
 import { summarize } from "./statement_spans.ts";
 
@@ -46,25 +46,8 @@ await sql.end();
 Deno.test("with the SDK on, each statement of a traced operation is a span named by what it does, cursors and failures included, and never holds a value", async () => {
   const db = await createTestDatabase();
   const receiver = startOtlpReceiver();
-  const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeTextFile(`${dir}/child.ts`, CHILD);
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "--config",
-        new URL("../../deno.json", import.meta.url).pathname,
-        `${dir}/child.ts`,
-      ],
-      cwd: new URL("../..", import.meta.url).pathname,
-      env: {
-        OTEL_DENO: "true",
-        OTEL_SERVICE_NAME: "probe",
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        DB_URL: db.url,
-      },
-    }).output();
+    const output = await runExporting(CHILD, receiver.url, { DB_URL: db.url });
     assert.ok(output.success, new TextDecoder().decode(output.stderr));
     const operation = receiver.spans.find((span) => span.name === "operation");
     assert.ok(operation, JSON.stringify(receiver.spans.map((s) => s.name)));
@@ -88,7 +71,6 @@ Deno.test("with the SDK on, each statement of a traced operation is a span named
     assert.ok(!exported.includes("no_such_column"), "a statement's text was exported");
   } finally {
     await receiver.stop();
-    await Deno.remove(dir, { recursive: true });
     await db.drop();
   }
 });

@@ -128,7 +128,11 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   // What an operator looks at first when events are late: how many wait, and for how long.
   const service = { "printshop.outbox.schema": schema };
-  const waiting = async (): Promise<{ count: number; age: number }> => {
+  // Both gauges are collected together: they share the one statement in flight.
+  let inFlight: Promise<{ count: number; age: number }> | null = null;
+  const waiting = (): Promise<{ count: number; age: number }> =>
+    inFlight ??= countWaiting().finally(() => inFlight = null);
+  const countWaiting = async (): Promise<{ count: number; age: number }> => {
     const [row] = await platformRead(sql, (q) =>
       q<{ count: number; age: number }[]>`
         SELECT count(*)::int AS count,
