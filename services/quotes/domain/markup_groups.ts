@@ -139,3 +139,38 @@ export const DECORATION_GROUP_LANES: readonly (readonly [
   ["markupGroupId", "decoration"],
   ["setupMarkupGroupId", "setup"],
 ];
+
+/**
+ * A markup group a row names must be one of the organisation's groups on the lane the field is
+ * for (`found`: the lane of the group of that id in the organisation, undefined when there is
+ * none). Another organisation's group reads exactly like one that does not exist.
+ */
+export function laneProblem(
+  field: string,
+  found: MarkupLane | undefined,
+  lane: MarkupLane,
+): ErrorDetail | null {
+  if (found === lane) return null;
+  return {
+    path: field,
+    message: found
+      ? `Must be a ${lane} markup group, not a ${found} one`
+      : `Must be a ${lane} markup group of this organisation`,
+  };
+}
+
+/** A `group` row that names no group needs a default of its lane to band through. */
+export function noDefaultGroupProblem(
+  groups: readonly PricingMarkupGroup[],
+  field: string,
+  lane: MarkupLane,
+  method: string | null = null,
+): ErrorDetail | null {
+  if (groupForLane(groups, lane, null, method)) return null;
+  const groupField = lane === "setup" ? "setupMarkupGroupId" : "markupGroupId";
+  return {
+    path: field,
+    message: `No ${lane} markup group to band through: name one in "${groupField}", or make ` +
+      `one the default of the ${lane} lane (isDefault)`,
+  };
+}

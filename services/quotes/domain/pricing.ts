@@ -21,6 +21,7 @@ import {
   type ValueType,
 } from "@printshop/shared/contracts/quotes";
 import type { Decimal } from "decimal.js";
+import type { ErrorDetail } from "@printshop/shared/http";
 import {
   applyMarkup,
   bandFor,
@@ -584,6 +585,14 @@ export function groupTotals(group: GroupInput): GroupTotals {
       0,
     ),
   };
+}
+
+/** Totals are stored as numeric(16, 2): everything below 10^14. */
+export const MAX_QUOTE_TOTAL = 1e14;
+
+/** The 400 detail of a change that would take a quote's total past what is stored. */
+export function totalTooLarge(): ErrorDetail {
+  return { path: "totalIncGst", message: `Must stay below ${MAX_QUOTE_TOTAL}` };
 }
 
 export interface QuoteTotals {

@@ -14,19 +14,15 @@ import {
   type GroupInput,
   isGoodsLine,
   type LineInput,
+  MAX_QUOTE_TOTAL,
   quoteTotals,
-  rebandDecoration,
-  rebandVariant,
+  totalTooLarge,
   type VariantInput,
 } from "../domain/pricing.ts";
-import { lineQuantity } from "../domain/pricing.ts";
+import { rebandDecorationLanes, rebandLineVariants } from "../domain/reband.ts";
 import type { DecorationRow, LineRow, VariantRow } from "./item_rows.ts";
 import { markupGroupsForPricing } from "./markup_groups.ts";
-import { groupForLane } from "../domain/markup_groups.ts";
 import type { LockedQuote } from "./quote_locks.ts";
-
-/** Totals are stored as numeric(16, 2): everything below 10^14. */
-export const MAX_QUOTE_TOTAL = 1e14;
 
 /** Which `group`-source rows re-band in this recomputation (pricing.md: quantity or cost change, reopen). */
 export interface RebandScope {
@@ -201,24 +197,15 @@ export async function recomputeQuote(
   // Group rows in scope re-band first: their markup follows the band their quantity falls in.
   const variantInputs = new Map<string, VariantInput>();
   for (const lineVariants of variantsByLine.values()) {
-    const qty = lineQuantity(lineVariants.map(variantInput));
-    for (const v of lineVariants) {
-      const input = variantInput(v);
-      const group = v.markup_source === "group" && inScope(v)
-        ? groupForLane(markupGroups, "garment", v.markup_group_id)
-        : undefined;
-      if (!group) {
-        variantInputs.set(v.id, input);
-        continue;
-      }
-      const banded = rebandVariant({ ...input, markupSource: "group" }, qty, group);
-      variantInputs.set(v.id, {
-        ...input,
-        markupType: banded.markupType,
-        markupValue: banded.markupValue,
-        unitPriceExGst: banded.unitPriceExGst,
-      });
-    }
+    const banded = rebandLineVariants(
+      lineVariants.map((v) => ({
+        input: variantInput(v),
+        markupGroupId: v.markup_group_id,
+        inScope: inScope(v),
+      })),
+      markupGroups,
+    );
+    lineVariants.forEach((v, i) => variantInputs.set(v.id, banded[i]!));
   }
   const decorationInputs = new Map<string, DecorationInput>();
   for (const d of decorations) {
@@ -226,17 +213,12 @@ export async function recomputeQuote(
     decorationInputs.set(
       d.id,
       decorationInScope(d)
-        ? {
-          ...input,
-          ...rebandDecoration(input, {
-            unit: d.markup_source === "group"
-              ? groupForLane(markupGroups, "decoration", d.markup_group_id, d.method)
-              : null,
-            setup: d.setup_markup_source === "group"
-              ? groupForLane(markupGroups, "setup", d.setup_markup_group_id)
-              : null,
-          }),
-        }
+        ? rebandDecorationLanes({
+          input,
+          method: d.method,
+          markupGroupId: d.markup_group_id,
+          setupMarkupGroupId: d.setup_markup_group_id,
+        }, markupGroups)
         : input,
     );
   }
@@ -309,7 +291,7 @@ export async function recomputeQuote(
     throw new ApiError(
       "validation_error",
       `This change would take the quote's total past ${MAX_QUOTE_TOTAL.toLocaleString("en")}`,
-      [{ path: "totalIncGst", message: `Must stay below ${MAX_QUOTE_TOTAL}` }],
+      [totalTooLarge()],
     );
   }
 

@@ -9,6 +9,7 @@ import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/
 import { rebandsDecoration } from "../domain/rows.ts";
 import { DECORATION_GROUP_LANES } from "../domain/markup_groups.ts";
 import { setManualCharges } from "../domain/pricing.ts";
+import { newDecoration } from "../domain/new_rows.ts";
 import { decorationInput, recomputeQuote } from "./aggregate.ts";
 import { lockGroup, lockQuoteRow } from "./quote_locks.ts";
 import { assertDefaultGroup, assertGroupOfLane } from "./markup_groups.ts";
@@ -128,10 +129,18 @@ export async function createDecoration(
       method: input.method ?? null,
     });
     const id = uuidv7();
+    // A charge the body names makes its lane manual (newDecoration), written with the row.
+    const priced = newDecoration(input);
     // Columns not given take their defaults; the row goes last, then to its asked place. The
     // keys that place the row come last, so no body field could ever stand in for them.
     const row: Record<string, unknown> = {
       ...columnsOf(tx, input),
+      markup_source: priced.markupSource,
+      markup_value: priced.markupValue,
+      base_unit_cost: priced.baseUnitCost,
+      setup_markup_source: priced.setupMarkupSource,
+      setup_markup_value: priced.setupMarkupValue,
+      base_setup_cost: priced.baseSetupCost,
       id,
       organization_id: organizationId,
       quote_id: quote.id,
@@ -139,7 +148,6 @@ export async function createDecoration(
       sort_order: PAST_THE_END,
     };
     await tx`INSERT INTO quote_decorations ${tx(row)}`;
-    await applyWrittenCharges(tx, organizationId, id, input);
     await GROUP_ROWS.place(tx, groupId, { id, kind: "decoration" }, input.sortOrder);
     await recomputeQuote(tx, organizationId, quote, { decorationIds: new Set([id]) });
     const saved = await readDecoration(tx, organizationId, id);

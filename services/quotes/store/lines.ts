@@ -17,6 +17,7 @@ import { writeEvent } from "@printshop/shared/outbox";
 import { changedColumns, type EveryFieldHasAColumn } from "@printshop/shared/db/fields";
 import { lineShapeProblem } from "../domain/rows.ts";
 import { addsNothing } from "../domain/pricing.ts";
+import { newLine } from "../domain/new_rows.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { lockGroup, lockQuoteRow } from "./quote_locks.ts";
 import { type LineRow, LINES, toLine, type VariantRow, VARIANTS } from "./item_rows.ts";
@@ -50,14 +51,7 @@ export async function createLine(
 ): Promise<QuoteLine> {
   return await transaction(sql, async (tx) => {
     const quote = await lockGroup(tx, organizationId, groupId);
-    const adjustment = isAdjustment(input.lineType);
-    const shape = {
-      lineType: input.lineType,
-      valueType: input.valueType ?? (adjustment ? "Flat" : null),
-      percentage: input.percentage ?? null,
-      discountValueType: input.discountValueType ?? null,
-      discountPercentage: input.discountPercentage ?? null,
-    };
+    const { shape, pricing } = newLine(input);
     assertNoProblem(lineShapeProblem(shape));
     const id = uuidv7();
     const inserting = tx<LineRow[]>`
@@ -93,16 +87,7 @@ export async function createLine(
     };
     // A line that adds nothing (the usual new line: its variants come next) moves no total and
     // no price, so the quote is only marked changed; any other is priced with the whole quote.
-    const nothing = addsNothing({
-      ...shape,
-      quantity: input.quantity ?? 0,
-      unitPriceExGst: String(input.unitPriceExGst ?? 0),
-      percentage: shape.percentage === null ? null : String(shape.percentage),
-      discountPercentage: shape.discountPercentage === null
-        ? null
-        : String(shape.discountPercentage),
-      variants: [],
-    });
+    const nothing = addsNothing(pricing);
     await behind(inserting, async () => {
       await GROUP_ROWS.placeIfGiven(tx, groupId, { id, kind: "line" }, input.sortOrder);
       if (nothing) {

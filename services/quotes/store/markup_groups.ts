@@ -17,9 +17,10 @@ import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 import {
   type BandJson,
-  groupForLane,
+  laneProblem,
   type MarkupGroupCandidate,
   markupGroupProblems,
+  noDefaultGroupProblem,
   type PricingMarkupGroup,
   sortedBands,
 } from "../domain/markup_groups.ts";
@@ -93,11 +94,8 @@ export async function assertGroupOfLane(
   const [found] = await tx<{ lane: MarkupLane }[]>`
     SELECT lane FROM markup_groups WHERE organization_id = ${organizationId} AND id = ${id}
     FOR KEY SHARE`;
-  if (found?.lane === lane) return;
-  const message = found
-    ? `Must be a ${lane} markup group, not a ${found.lane} one`
-    : `Must be a ${lane} markup group of this organisation`;
-  throw invalid("request body", [{ path: field, message }]);
+  const problem = laneProblem(field, found?.lane, lane);
+  if (problem) throw invalid("request body", [problem]);
 }
 
 /**
@@ -112,14 +110,13 @@ export async function assertDefaultGroup(
   lane: MarkupLane,
   method: string | null = null,
 ): Promise<void> {
-  const groups = await markupGroupsForPricing(tx, organizationId);
-  if (groupForLane(groups, lane, null, method)) return;
-  const groupField = lane === "setup" ? "setupMarkupGroupId" : "markupGroupId";
-  throw invalid("request body", [{
-    path: field,
-    message: `No ${lane} markup group to band through: name one in "${groupField}", or make ` +
-      `one the default of the ${lane} lane (isDefault)`,
-  }]);
+  const problem = noDefaultGroupProblem(
+    await markupGroupsForPricing(tx, organizationId),
+    field,
+    lane,
+    method,
+  );
+  if (problem) throw invalid("request body", [problem]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import {
 } from "./quote_documents.ts";
 import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
-import { ensureDefaultTaxRate, findTaxRate } from "./tax_rates.ts";
+import { ensureDefaultTaxRate, findTaxRate, unknownTaxRate } from "./tax_rates.ts";
 
 /** The quote list's fields: what `filters` may name, and what `sortField` orders on. */
 const QUOTE_FIELDS = QUOTES.fields() satisfies FieldTable<typeof QUOTE_SORT_FIELDS[number]>;
@@ -42,11 +42,7 @@ async function taxRateFor(
 ): Promise<{ id: string; name: string; ratePct: string }> {
   if (!taxRateId) return await ensureDefaultTaxRate(tx, organizationId);
   const rate = await findTaxRate(tx, organizationId, taxRateId);
-  if (!rate) {
-    throw new ApiError("validation_error", `Tax rate "${taxRateId}" was not found`, [
-      { path: "taxRateId", message: "No such tax rate in this organisation" },
-    ]);
-  }
+  if (!rate) throw unknownTaxRate(taxRateId);
   return rate;
 }
 
@@ -116,11 +112,7 @@ export async function createQuote(
 ): Promise<string> {
   const created = await insertQuote(sql, organizationId, input, costs);
   if (created !== null) return created;
-  if (input.taxRateId) {
-    throw new ApiError("validation_error", `Tax rate "${input.taxRateId}" was not found`, [
-      { path: "taxRateId", message: "No such tax rate in this organisation" },
-    ]);
-  }
+  if (input.taxRateId) throw unknownTaxRate(input.taxRateId);
   await ensureDefaultTaxRate(sql, organizationId);
   const retried = await insertQuote(sql, organizationId, input, costs);
   if (retried === null) throw new Error("The default tax rate vanished while a quote was created");

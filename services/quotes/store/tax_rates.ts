@@ -8,6 +8,7 @@ import {
 import type { FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import { ApiError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent } from "@printshop/shared/outbox";
 
@@ -107,6 +108,22 @@ async function createDefault(tx: Queryable, organizationId: string): Promise<Tax
   const winner = await findDefault(tx, organizationId);
   if (!winner) throw new Error(`No default tax rate for organisation ${organizationId}`);
   return toRef(winner);
+}
+
+/** The organisation's default tax rate, or null when it has none yet (nothing is created). */
+export async function findDefaultTaxRate(
+  sql: Queryable,
+  organizationId: string,
+): Promise<TaxRateRef | null> {
+  const row = await findDefault(sql, organizationId);
+  return row ? toRef(row) : null;
+}
+
+/** A write names a tax rate the organisation does not have. */
+export function unknownTaxRate(id: string): ApiError {
+  return new ApiError("validation_error", `Tax rate "${id}" was not found`, [
+    { path: "taxRateId", message: "No such tax rate in this organisation" },
+  ]);
 }
 
 /** One of the organisation's tax rates, or null when it has none with that id. */

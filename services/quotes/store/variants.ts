@@ -8,13 +8,9 @@ import {
 import { assertNoProblem, conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
-import {
-  priceVariant,
-  repriceOnCostChange,
-  setManualSell,
-  type VariantInput,
-} from "../domain/pricing.ts";
+import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
 import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
+import { newVariant } from "../domain/new_rows.ts";
 import { type RebandScope, recomputeQuote, type RepricedVariants } from "./aggregate.ts";
 import { type LockedQuote, lockQuoteRow } from "./quote_locks.ts";
 import { LINES, toVariant, type VariantRow, VARIANTS } from "./item_rows.ts";
@@ -34,30 +30,12 @@ export async function createVariant(
     const isCustomLine = input.isCustomLine ?? false;
     assertNoProblem(variantShapeProblem(isCustomLine, input.size ?? null, input.colour ?? null));
     assertNoProblem(variantPricingProblem(input));
-    const markupSource = input.unitPriceExGst !== undefined
-      ? "manual"
-      : input.markupSource ?? "manual";
+    const priced = newVariant(input);
+    const markupSource = priced.markupSource;
     await assertGroupOfLane(tx, organizationId, "markupGroupId", input.markupGroupId, "garment");
     if (markupSource === "group" && !input.markupGroupId) {
       await assertDefaultGroup(tx, organizationId, "markupSource", "garment");
     }
-    const base: VariantInput = {
-      quantity: input.quantity,
-      buyPrice: String(input.buyPrice ?? 0),
-      extraCost: String(input.extraCost ?? 0),
-      markupType: input.markupType ?? null,
-      markupValue: input.markupValue === undefined || input.markupValue === null
-        ? null
-        : String(input.markupValue),
-      markupSource,
-      unitPriceExGst: "0",
-      isCustomLine,
-    };
-    // Written with the sell its markup gives, so the recomputation has nothing to write back
-    // to it unless its line's band moves it.
-    const priced = input.unitPriceExGst !== undefined
-      ? { ...base, ...setManualSell(base, String(input.unitPriceExGst)) }
-      : { ...base, unitPriceExGst: priceVariant(base).unitPriceExGst };
     const id = uuidv7();
     const inserting = tx<VariantRow[]>`
       INSERT INTO quote_variants (
