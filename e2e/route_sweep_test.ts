@@ -735,18 +735,13 @@ Deno.test("every route of the table, swept: bad input, other tenants, scopes, no
         });
       }
 
-      if (route.scope) {
-        await t.step(`without ${route.scope}: 403 naming it`, async () => {
-          const answer = await send(
-            stack,
-            lacking.get(route.scope!)!,
-            route.method,
-            path,
-            validText,
-          );
-          assertRefused(answer, `${op}: without ${route.scope}`, 403);
+      for (const scope of [route.scope, ...(route.alsoRequires ?? [])]) {
+        if (scope === null) continue;
+        await t.step(`without ${scope}: 403 naming it`, async () => {
+          const answer = await send(stack, lacking.get(scope)!, route.method, path, validText);
+          assertRefused(answer, `${op}: without ${scope}`, 403);
           assertEquals(answer.body.error, "insufficient_scope");
-          assert(String(answer.body.message).includes(route.scope!), answer.text);
+          assert(String(answer.body.message).includes(scope), answer.text);
         });
       }
 

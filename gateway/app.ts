@@ -1,3 +1,4 @@
+import { missingScope } from "@printshop/shared/scopes";
 import { type Context, Hono } from "hono";
 import type { Sql } from "@printshop/shared/db";
 import { ApiError, envelope, errorBody, insufficientScope, ok } from "@printshop/shared/http";
@@ -323,9 +324,8 @@ export function createGatewayApp(deps: GatewayDeps): Hono<GatewayEnv> {
       }
       const { route } = match;
       c.set("route", route.path);
-      if (route.scope && !principal.scopes.includes(route.scope)) {
-        throw insufficientScope(route.scope);
-      }
+      const lacking = missingScope(route, principal.scopes);
+      if (lacking !== null) throw insufficientScope(lacking);
       if (body) assertJson(body);
       const requestId = c.get("requestId");
       const key = idempotencyKeyOf(raw);

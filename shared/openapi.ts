@@ -13,9 +13,16 @@ import {
   type PublicErrorStatus,
 } from "./http/errors.ts";
 import { type HttpMethod, type RouteDef, ROUTES } from "./routes.ts";
+import {
+  buildWebhooks,
+  type OpenApiWebhooks,
+  planWebhooks,
+  WEBHOOK_HEADERS,
+} from "./openapi_webhooks.ts";
 
 /** A JSON Schema (draft 2020-12, the OpenAPI 3.1 dialect) as emitted by `z.toJSONSchema`. */
 export type { JsonSchema } from "./json_schema.ts";
+export type { OpenApiWebhookOperation, OpenApiWebhooks } from "./openapi_webhooks.ts";
 
 export interface OpenApiReference {
   $ref: string;
@@ -145,6 +152,8 @@ export interface OpenApiDocument {
   servers: { url: string; description?: string }[];
   tags: { name: string; description?: string }[];
   paths: Record<string, OpenApiPathItem>;
+  /** What a subscription's URL is sent: one entry per event an integrator can subscribe to. */
+  webhooks: OpenApiWebhooks;
   components: {
     schemas: Record<string, JsonSchema>;
     responses: Record<string, OpenApiResponse>;
@@ -419,6 +428,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
       root: status === "204" ? undefined : output.add(successEnvelope(data)),
     })),
   }));
+  // Event data is sent as answers are, and is mostly the same schemas (Quote, Task, …).
+  const webhookPlans = planWebhooks(output);
 
   const outputResult = output.emit(() => null);
   let inputResult = input.emit(() => null);
@@ -517,6 +528,20 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
     item[toOpenApiMethod(route.method)] = operation;
   }
 
+  const webhooks = buildWebhooks(webhookPlans, outputResult.roots, routes, {
+    example: (schema) => exampleOf(schema, schemas),
+    costFields: (schema) => costFieldsIn([schema], schemas),
+    components: schemas,
+  });
+  const tags = uniqueTags(routes);
+  for (const { post } of Object.values(webhooks)) {
+    for (const name of post.tags) {
+      if (tags.some((t) => t.name === name)) continue;
+      const description = [...TAGS_BY_OWNER.values()].find((owned) => name in owned)?.[name];
+      tags.push({ name, ...(description === undefined ? {} : { description }) });
+    }
+  }
+
   const errorSchema = outputResult.roots[errorRoot]!;
   return {
     openapi: "3.1.0",
@@ -532,8 +557,9 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
       ].join(" "),
     },
     servers: [{ url: "/" }],
-    tags: uniqueTags(routes),
+    tags,
     paths,
+    webhooks,
     components: {
       schemas: sortKeys(schemas),
       responses: errorResponses(errorSchema, answered, schemas),
@@ -548,6 +574,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
             "`idempotency_request_in_flight`.",
           schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH },
         },
+        ...WEBHOOK_HEADERS,
       },
       securitySchemes: SECURITY_SCHEMES,
     },
@@ -768,8 +795,11 @@ function costFieldsIn(
 function operationDescription(route: RouteDef, costFields: readonly string[]): string {
   const scope = route.scope === null
     ? "Any valid credential may call this; no scope is needed."
-    : `Requires scope \`${route.scope}\`.`;
-  if (costFields.length === 0) return scope;
+    : `Requires scope \`${route.scope}\`.${
+      (route.alsoRequires ?? []).map((also) => ` It needs \`${also}\` as well.`).join("")
+    }`;
+  // An operation that needs costs.read outright has no fields apart that need it.
+  if (costFields.length === 0 || route.alsoRequires?.includes(COSTS_READ)) return scope;
   return `${scope} Its cost and margin fields (${
     costFields.map((f) => `\`${f}\``).join(", ")
   }) are answered and accepted only with \`${COSTS_READ}\` as well.`;

@@ -28,3 +28,18 @@ export function isScope(value: string): value is Scope {
 
 /** Scope that lets a credential see cost fields (buyPrice, extraCost, setupCost, unitCost). */
 export const COSTS_READ: Scope = "costs.read";
+
+/**
+ * The first scope an operation needs that the caller lacks (its `scope`, then each of
+ * `alsoRequires`), or null when it holds them all. The gateway and the services both ask this.
+ */
+export function missingScope(
+  operation: { scope: Scope | null; alsoRequires?: readonly Scope[] },
+  held: readonly string[],
+): Scope | null {
+  const needed = [
+    ...(operation.scope === null ? [] : [operation.scope]),
+    ...(operation.alsoRequires ?? []),
+  ];
+  return needed.find((scope) => !held.includes(scope)) ?? null;
+}

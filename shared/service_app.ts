@@ -4,6 +4,7 @@
  * the declaration. A handler receives typed, validated input and answers with a typed reply; it
  * cannot forget a check, and a missing or extra handler does not compile.
  */
+import { missingScope } from "./scopes.ts";
 import type { Hono } from "hono";
 import type {
   BodyOf,
@@ -128,9 +129,8 @@ export function createServiceApp<Ops extends OperationMap, H extends Handlers<Op
     const handler = handlers[operation.operationId as keyof Ops] as unknown as Handler<Operation>;
     app.on(operation.method, toHonoPath(operation.path), async (c) => {
       const auth = c.get("auth");
-      if (operation.scope !== null && !auth.scopes.includes(operation.scope)) {
-        throw insufficientScope(operation.scope);
-      }
+      const lacking = missingScope(operation, auth.scopes);
+      if (lacking !== null) throw insufficientScope(lacking);
       const params = c.req.param() as Record<string, string>;
       let input: ReturnType<typeof parseOperationInput<Operation>>;
       try {

@@ -37,6 +37,8 @@ export const quotesSweep: ServiceSweep = {
     updateQuote: QUOTE_CUSTOMER_REFERENCES,
     createQuoteLine: LINE_ITEM_REFERENCE,
     updateQuoteLine: LINE_ITEM_REFERENCE,
+    // A preview prices what it is given: like the writes, it keeps these ids as they are.
+    previewQuote: { ...QUOTE_CUSTOMER_REFERENCES, ...LINE_ITEM_REFERENCE },
   },
   validBodies: {
     reorderQuoteGroup: (f) => ({

@@ -11,10 +11,12 @@ import { variantRoutes } from "./routes/variants.ts";
 import { decorationRoutes } from "./routes/decorations.ts";
 import { markupGroupRoutes } from "./routes/markup_groups.ts";
 import { taxRateRoutes } from "./routes/tax_rates.ts";
+import { previewRoutes } from "./routes/preview.ts";
 
 export function createApp(deps: ServiceDeps<Config>): Hono<ServiceEnv> {
   return createServiceApp(quotesContract, deps, {
     ...quoteRoutes(deps),
+    ...previewRoutes(deps),
     ...groupRoutes(deps),
     ...lineRoutes(deps),
     ...variantRoutes(deps),

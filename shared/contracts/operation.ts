@@ -32,6 +32,11 @@ export interface OperationSpec {
   path: string;
   /** Required scope; null means any valid credential. */
   scope: Scope | null;
+  /**
+   * Scopes needed besides `scope`: an operation whose input or answer is itself cost data (the
+   * pricing preview reads costs and answers the markups) needs `costs.read` as well.
+   */
+  alsoRequires?: readonly Scope[];
   summary: string;
   /** Path parameters that are not UUIDs (a client-chosen key, say), by name. */
   params?: Readonly<Record<string, z.ZodType<string, string>>>;

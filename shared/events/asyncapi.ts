@@ -65,6 +65,21 @@ export interface AsyncApiDocument {
 
 const UUID: JsonSchema = { type: "string", format: "uuid" };
 
+/**
+ * When the change committed: the bus message's `occurredAt`, which a webhook delivery sends on
+ * as its `timestamp` (shared/openapi_webhooks.ts), so both documents describe it from here.
+ */
+export const OCCURRED_AT: JsonSchema = {
+  type: "string",
+  format: "date-time",
+  description: "RFC 3339 UTC with milliseconds: when the change committed",
+};
+
+/** An event's `type`, wherever it is carried: exactly the name it was declared under. */
+export function eventTypeSchema(type: string): JsonSchema {
+  return { type: "string", const: type };
+}
+
 const EVENT_HEADERS: JsonSchema = {
   type: "object",
   properties: {
@@ -173,14 +188,10 @@ function envelope(type: string, data: JsonSchema): JsonSchema {
     type: "object",
     properties: {
       id: { ...UUID, description: "Unique per event (UUIDv7); deduplicate on it" },
-      type: { type: "string", const: type },
+      type: eventTypeSchema(type),
       organizationId: UUID,
       aggregateId: { anyOf: [UUID, { type: "null" }] },
-      occurredAt: {
-        type: "string",
-        format: "date-time",
-        description: "RFC 3339 UTC with milliseconds: when the change committed",
-      },
+      occurredAt: OCCURRED_AT,
       data,
     },
     required: ["id", "type", "organizationId", "aggregateId", "occurredAt", "data"],

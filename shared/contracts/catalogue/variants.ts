@@ -257,7 +257,7 @@ export type ListGarmentVariantsQuery = z.infer<typeof ListGarmentVariantsQuery>;
 const VariantDeleted = z.object(described({ id: Uuid, garmentCatalogueItemId: Uuid }, {
   id: "The deleted variant's id",
   garmentCatalogueItemId: "The catalogue item it belonged to",
-})).meta({ id: "GarmentVariantDeletedData" });
+})).meta({ id: "GarmentVariantDeletedData", description: "The garment variant that was deleted" });
 
 export const variantEvents = defineEvents("catalogue", "garments.read", {
   "garment_variant.created": { summary: "A garment variant was created", data: GarmentVariant },

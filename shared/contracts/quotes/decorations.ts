@@ -297,8 +297,12 @@ setExamples(UpdateQuoteDecorationBody, {
 export type CreateQuoteDecorationBody = z.infer<typeof CreateQuoteDecorationBody>;
 export type UpdateQuoteDecorationBody = z.infer<typeof UpdateQuoteDecorationBody>;
 
-const DecorationDeleted = z.object({ id: Uuid, quoteGroupId: Uuid }).meta({
+const DecorationDeleted = z.object(described({ id: Uuid, quoteGroupId: Uuid }, {
+  id: "The deleted decoration's id",
+  quoteGroupId: "The group it belonged to",
+})).meta({
   id: "QuoteDecorationDeletedData",
+  description: "The decoration that was deleted",
 });
 
 export const decorationEvents = defineEvents("quotes", "quotes.read", {

@@ -102,7 +102,10 @@ setExamples(ReorderBody, {
   ],
 });
 
-const GroupDeleted = z.object({ id: Uuid, quoteId: Uuid }).meta({ id: "QuoteGroupDeletedData" });
+const GroupDeleted = z.object(described({ id: Uuid, quoteId: Uuid }, {
+  id: "The deleted group's id",
+  quoteId: "The quote it belonged to",
+})).meta({ id: "QuoteGroupDeletedData", description: "The group that was deleted" });
 
 export const groupEvents = defineEvents("quotes", "quotes.read", {
   "quote_group.created": { summary: "A group was added to a quote", data: QuoteGroup },

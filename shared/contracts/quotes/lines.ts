@@ -124,8 +124,12 @@ setExamples(UpdateQuoteLineBody, { title: "Staff tee", description: "Black, unis
 export type CreateQuoteLineBody = z.infer<typeof CreateQuoteLineBody>;
 export type UpdateQuoteLineBody = z.infer<typeof UpdateQuoteLineBody>;
 
-const LineDeleted = z.object({ id: Uuid, quoteGroupId: Uuid }).meta({
+const LineDeleted = z.object(described({ id: Uuid, quoteGroupId: Uuid }, {
+  id: "The deleted line's id",
+  quoteGroupId: "The group it belonged to",
+})).meta({
   id: "QuoteLineDeletedData",
+  description: "The line that was deleted, with its variants",
 });
 
 export const lineEvents = defineEvents("quotes", "quotes.read", {

@@ -10,6 +10,7 @@ import { variantEvents, variantOperations } from "./variants.ts";
 import { decorationEvents, decorationOperations } from "./decorations.ts";
 import { markupGroupEvents, markupGroupOperations } from "./markup_groups.ts";
 import { taxRateEvents, taxRateOperations } from "./tax_rates.ts";
+import { previewOperations } from "./preview.ts";
 
 export * from "./values.ts";
 export * from "./quotes.ts";
@@ -19,6 +20,7 @@ export * from "./variants.ts";
 export * from "./decorations.ts";
 export * from "./markup_groups.ts";
 export * from "./tax_rates.ts";
+export * from "./preview.ts";
 
 export const quotesEvents = {
   ...quoteEvents,
@@ -45,6 +47,7 @@ const quotesTags = {
 
 export const quotesContract = serviceContract("quotes", {
   ...quoteOperations,
+  ...previewOperations,
   ...groupOperations,
   ...lineOperations,
   ...variantOperations,

@@ -210,12 +210,22 @@ export const QuoteFacets = z.object(described({ salesReps: z.array(z.string()) }
 })).meta({ id: "QuoteFacets", description: "Values the quote list can be filtered by" });
 setExamples(QuoteFacets, { salesReps: ["jo@inkwellprint.com.au", "sam@inkwellprint.com.au"] });
 
-const QuoteDeleted = z.object({ id: Uuid }).meta({ id: "QuoteDeletedData" });
-const QuoteStatusChanged = z.object({
+const QuoteDeleted = z.object(described({ id: Uuid }, { id: "The deleted quote's id" })).meta({
+  id: "QuoteDeletedData",
+  description: "The quote that was deleted, with its groups and rows",
+});
+const QuoteStatusChanged = z.object(described({
   from: z.enum(QUOTE_STATUSES),
   to: z.enum(QUOTE_STATUSES),
   quote: Quote,
-}).meta({ id: "QuoteStatusChangedData" });
+}, {
+  from: "The status the quote left",
+  to: "The status it moved to",
+  quote: "The quote as the move left it",
+})).meta({
+  id: "QuoteStatusChangedData",
+  description: "A quote that moved in its lifecycle, and the move",
+});
 
 export const quoteEvents = defineEvents("quotes", "quotes.read", {
   "quote.created": { summary: "A quote was created", data: Quote },

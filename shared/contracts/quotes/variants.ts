@@ -123,8 +123,12 @@ setExamples(UpdateQuoteVariantBody, { quantity: 12 });
 export type CreateQuoteVariantBody = z.infer<typeof CreateQuoteVariantBody>;
 export type UpdateQuoteVariantBody = z.infer<typeof UpdateQuoteVariantBody>;
 
-const VariantDeleted = z.object({ id: Uuid, quoteLineId: Uuid }).meta({
+const VariantDeleted = z.object(described({ id: Uuid, quoteLineId: Uuid }, {
+  id: "The deleted variant's id",
+  quoteLineId: "The line it belonged to",
+})).meta({
   id: "QuoteVariantDeletedData",
+  description: "The variant that was deleted",
 });
 
 export const variantEvents = defineEvents("quotes", "quotes.read", {
