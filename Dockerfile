@@ -14,6 +14,7 @@ COPY services/catalogue/deno.json services/catalogue/
 COPY services/crm/deno.json services/crm/
 COPY services/proofs/deno.json services/proofs/
 COPY services/webhooks/deno.json services/webhooks/
+COPY client/deno.json client/package.json client/
 # --frozen fails the build when deno.lock is out of date. A throwaway cache keeps the npm
 # tarballs out of the image, and the embedded PostgreSQL binaries (local development only;
 # containers are given DATABASE_URL) are dropped.
