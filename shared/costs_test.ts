@@ -89,11 +89,48 @@ Deno.test("every published object leaves its cost and margin fields optional", a
   const doc = buildOpenApiDocument();
   walk(doc.components, "#/components");
   walk(doc.paths, "#/paths");
+  // What only operations that need costs.read outright answer (the pricing preview) always
+  // carries its cost fields: the schemas reachable from those alone, and those operations.
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  const reachable = (root: unknown, into = new Set<string>()): Set<string> => {
+    const visit = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(visit);
+      if (node === null || typeof node !== "object") return;
+      const ref = (node as { $ref?: unknown }).$ref;
+      if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) {
+        const name = ref.slice("#/components/schemas/".length);
+        if (!into.has(name)) {
+          into.add(name);
+          visit(schemas[name]);
+        }
+      }
+      Object.values(node).forEach(visit);
+    };
+    visit(root);
+    return into;
+  };
+  const costsOnly = new Set<string>();
+  const costsOnlyPaths: string[] = [];
+  const elsewhere = reachable(doc.webhooks ?? {});
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(item ?? {})) {
+      const needsCosts = (operation["x-also-required-scopes"] ?? []).includes("costs.read");
+      reachable(operation, needsCosts ? costsOnly : elsewhere);
+      if (needsCosts) costsOnlyPaths.push(`#/paths/${path}/${method}/`);
+    }
+  }
+  const exempt = [...costsOnly].filter((name) => !elsewhere.has(name));
   // Request bodies may require them (a markup group's bands); a caller without costs.read is
   // refused before the body is read. Only what is answered must be able to leave them out.
   const answered = required.filter((r) =>
-    !/Create[A-Za-z]*Body|Update[A-Za-z]*Body|requestBody/.test(r)
+    !/Create[A-Za-z]*Body|Update[A-Za-z]*Body|requestBody/.test(r) &&
+    !exempt.some((name) =>
+      /^[/:]/.test(r.slice(`#/components/schemas/${name}`.length)) &&
+      r.startsWith(`#/components/schemas/${name}`)
+    ) &&
+    !costsOnlyPaths.some((path) => r.startsWith(path))
   );
+  assert(exempt.includes("QuotePreview"), exempt.join(", "));
   assertEquals(answered, []);
 });
 

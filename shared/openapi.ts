@@ -75,6 +75,8 @@ export interface OpenApiOperation {
   "x-required-scope"?: string;
   /** How a list pages (paginationOf), for generators and the integrators' own loops. */
   "x-pagination"?: Pagination;
+  /** Scopes needed besides `x-required-scope` (the pricing preview's `costs.read`). */
+  "x-also-required-scopes"?: string[];
   parameters?: (OpenApiParameter | OpenApiReference)[];
   requestBody?: OpenApiRequestBody;
   responses: Record<string, OpenApiResponse | OpenApiReference>;
@@ -506,6 +508,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[] = ROUTES): Open
       tags: [route.tag],
       security: SECURITY,
       ...(route.scope === null ? {} : { "x-required-scope": route.scope }),
+      ...(route.alsoRequires ? { "x-also-required-scopes": [...route.alsoRequires] } : {}),
       ...(pagination === null ? {} : { "x-pagination": pagination }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body !== undefined && body !== undefined
