@@ -264,6 +264,7 @@ Deno.test("buildOpenApiDocument() turns each query key into a parameter, as the 
     "offset",
     "clientId",
     "status",
+    "externalId",
     "search",
     "sortField",
     "sortDirection",

@@ -52,6 +52,29 @@ export const DateTime = z.iso.datetime({ precision: 3 }).refine(
 export const Text = (max: number): z.ZodType<string> =>
   z.string().trim().min(1, "Must not be empty").max(max, `Must be at most ${max} characters`);
 
+/**
+ * The id a row has in the integrator's own system (an order number, a storefront's product id):
+ * what a sync finds the row it made by. The organisation holds each once per kind of row
+ * (shared/db/held_keys.ts).
+ */
+export const ExternalId: z.ZodNullable<z.ZodType<string>> = Text(200).nullable();
+
+/** The description of a resource's `externalId`, naming the rows it is unique among. */
+export function externalIdDescription(rows: string): string {
+  return "The id of this row in your own system (an order number, a storefront's id), at most " +
+    `200 characters; unique among the organisation's ${rows}: a create or change naming one ` +
+    "another row holds is refused with 409, naming that row";
+}
+
+/** The list filter that finds the row a sync made by its external id. */
+export function externalIdFilter(
+  row: string,
+): { externalId: z.ZodOptional<z.ZodString> } {
+  return described({
+    externalId: z.string().max(200, "Must be at most 200 characters").optional(),
+  }, { externalId: `Only the ${row} with this externalId (exact)` });
+}
+
 export const Email = z.email({ error: "Must be an email address" }).max(
   320,
   "Must be at most 320 characters",

@@ -1,6 +1,6 @@
 import postgres from "postgres";
-import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
-import { isUniqueViolation } from "@printshop/shared/db";
+import { type Queryable, type Sql, transaction } from "@printshop/shared/db";
+import { externalIdKey, type HeldKey, holdingKeys } from "@printshop/shared/db/held-keys";
 import {
   type CATALOGUE_SORT_FIELDS,
   type CreateCatalogueItemBody,
@@ -47,29 +47,24 @@ type ItemRow = RowOf<typeof ITEMS>;
 const toItem = (row: ItemRow): GarmentCatalogueItem => ITEMS.read(row);
 
 /**
- * A style code is the organisation's key for an item: a second one is a 409 naming the first.
- * The failed write's transaction is gone by then: the first is looked up in a read of its own,
- * under the organisation (on the bare pool it would see no rows and name none).
+ * The keys the organisation holds once among its items: a style code (its own key for an item)
+ * and an integrator's external id. A second one is a 409 naming the item that holds it.
  */
-async function styleCodeTaken<T>(
-  sql: Queryable,
-  organizationId: string,
-  styleCode: string,
-  write: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    const [other] = await read(sql, (q) =>
-      q<{ id: string }[]>`
-        SELECT id FROM catalogue_items
-        WHERE organization_id = ${organizationId} AND style_code = ${styleCode}`);
-    throw conflict(
-      `Style code "${styleCode}" is already in the catalogue${other ? ` (item ${other.id})` : ""}`,
-    );
-  }
-}
+const STYLE_CODE: HeldKey = {
+  table: ITEMS.name,
+  column: "style_code",
+  index: "catalogue_items_organization_id_style_code_key",
+  field: "styleCode",
+  noun: "catalogue item",
+};
+const ITEM_EXTERNAL_ID = externalIdKey(ITEMS);
+
+const heldBy = (
+  input: { styleCode?: string | undefined; externalId?: string | null | undefined },
+): { key: HeldKey; value: string | null | undefined }[] => [
+  { key: STYLE_CODE, value: input.styleCode },
+  { key: ITEM_EXTERNAL_ID, value: input.externalId },
+];
 
 export async function createItem(
   sql: Sql,
@@ -92,7 +87,7 @@ export async function createItem(
       });
       return item;
     });
-  return await styleCodeTaken(sql, organizationId, input.styleCode, write);
+  return await holdingKeys(sql, organizationId, heldBy(input), write);
 }
 
 export async function findItem(
@@ -161,8 +156,7 @@ export async function updateItem(
       }
       return item;
     });
-  if (input.styleCode === undefined) return await write();
-  return await styleCodeTaken(sql, organizationId, input.styleCode, write);
+  return await holdingKeys(sql, organizationId, heldBy(input), write);
 }
 
 /** True when the error is a foreign-key violation (23503): something still points at the row. */

@@ -4,6 +4,7 @@
  */
 import type { Queryable } from "@printshop/shared/db";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import { externalIdKey } from "@printshop/shared/db/held-keys";
 import { GARMENT_SOURCES, type GarmentVariant } from "@printshop/shared/contracts/catalogue";
 import type { Stock } from "../domain/stock.ts";
 import { SIZE_SORT_KEY } from "./settings.ts";
@@ -59,6 +60,9 @@ export const lockVariant = (
   organizationId: string,
   id: string,
 ): Promise<VariantRow> => VARIANTS.lock(tx, organizationId, id);
+
+/** The integrator's id of a variant, held once per organisation (409 naming the holder). */
+export const VARIANT_EXTERNAL_ID = externalIdKey(VARIANTS);
 
 /** The variant's row, or 404 when the organisation has none. */
 export async function findVariantRow(

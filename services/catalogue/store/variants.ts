@@ -1,5 +1,6 @@
 import { type Queryable, read, type Sql, transaction } from "@printshop/shared/db";
 import { isUniqueViolation, jsonParam } from "@printshop/shared/db";
+import { holdingKeys, keyTaken, violates } from "@printshop/shared/db/held-keys";
 import {
   type BulkVariantRow,
   type GARMENT_VARIANT_SORT_FIELDS,
@@ -21,6 +22,7 @@ import {
   lockVariant,
   stockOf,
   toVariant,
+  VARIANT_EXTERNAL_ID,
   type VariantRow,
   VARIANTS,
 } from "./variant_rows.ts";
@@ -64,10 +66,12 @@ export async function createVariant(
   auth: InternalContext,
   given: BulkVariantRow,
 ): Promise<GarmentVariant> {
-  const [variant] = await createVariants(sql, auth, [given], {
-    row: null,
-    field: (_index, name) => name,
-  });
+  const [variant] = await holdingKeys(
+    sql,
+    auth.organizationId,
+    [{ key: VARIANT_EXTERNAL_ID, value: given.externalId }],
+    () => createVariants(sql, auth, [given], { row: null, field: (_index, name) => name }),
+  );
   return variant!;
 }
 
@@ -135,6 +139,7 @@ async function createVariants(
           v,
         ) => [keyOf({ garmentCatalogueItemId: v.item, color: v.color, size: v.size }), v.id]),
       );
+      await checkExternalIds(tx, organizationId, rows, at, problems);
       rows.forEach((row, index) => {
         const id = taken.get(keyOf(row));
         if (id === undefined) return;
@@ -206,6 +211,14 @@ async function createVariants(
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
+    if (violates(error, VARIANT_EXTERNAL_ID)) {
+      // A single create is answered by holdingKeys, naming the variant that took it.
+      if (at.row === null) throw error;
+      throw conflict(
+        "Another request took an external id of these rows meanwhile; nothing was written, " +
+          "send the rows again",
+      );
+    }
     if (at.row === null) {
       // A single create that lost a race to another: named as if it had come second.
       const row = rows[0]!;
@@ -225,6 +238,44 @@ async function createVariants(
         "nothing was written, send the rows again",
     );
   }
+}
+
+/**
+ * Rows whose external id another variant of the organisation holds, or an earlier row of the
+ * same request gives: a single create is a 409 naming the holder; a bulk one lists each row.
+ */
+async function checkExternalIds(
+  tx: Queryable,
+  organizationId: string,
+  rows: readonly { externalId?: string | null | undefined }[],
+  at: RowPaths,
+  problems: ErrorDetail[],
+): Promise<void> {
+  const given = rows.flatMap((row) => row.externalId ? [row.externalId] : []);
+  if (given.length === 0) return;
+  const held = new Map(
+    (await tx<{ id: string; external_id: string }[]>`
+      SELECT id, external_id FROM garment_variants
+      WHERE organization_id = ${organizationId} AND external_id = ANY(${given}::text[])`)
+      .map((v) => [v.external_id, v.id]),
+  );
+  const first = new Map<string, number>();
+  rows.forEach((row, index) => {
+    if (!row.externalId) return;
+    const holder = held.get(row.externalId);
+    if (holder !== undefined) {
+      if (at.row === null) throw keyTaken(VARIANT_EXTERNAL_ID, row.externalId, holder);
+      problems.push({
+        path: at.field(index, "externalId"),
+        message: `Already taken by garment variant ${holder}`,
+      });
+    } else if (first.has(row.externalId)) {
+      problems.push({
+        path: at.field(index, "externalId"),
+        message: `Repeats row ${first.get(row.externalId)}'s externalId`,
+      });
+    } else first.set(row.externalId, index);
+  });
 }
 
 /** `input.12.size` → 12, for listing problems in row order. */
@@ -258,6 +309,20 @@ const STOCK_FIELDS = [
  * difference (with the caller's credential), and each its stock_adjusted event.
  */
 export async function updateVariant(
+  sql: Sql,
+  auth: InternalContext,
+  id: string,
+  input: UpdateGarmentVariantBody,
+): Promise<GarmentVariant> {
+  return await holdingKeys(
+    sql,
+    auth.organizationId,
+    [{ key: VARIANT_EXTERNAL_ID, value: input.externalId }],
+    () => changeVariant(sql, auth, id, input),
+  );
+}
+
+async function changeVariant(
   sql: Sql,
   auth: InternalContext,
   id: string,
@@ -306,7 +371,7 @@ export async function updateVariant(
       return variant;
     });
   } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
+    if (!isUniqueViolation(error) || violates(error, VARIANT_EXTERNAL_ID)) throw error;
     throw conflict(
       `The item already has a variant in colour "${input.color ?? "…"}" and size ` +
         `"${input.size ?? "…"}"`,

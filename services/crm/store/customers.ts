@@ -14,6 +14,7 @@ import {
 import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
+import { externalIdKey, holdingKeys } from "@printshop/shared/db/held-keys";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { childrenOf } from "./people.ts";
 import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
@@ -33,6 +34,7 @@ const CUSTOMERS = defineTable({
   columns: {
     id: col.uuid(),
     companyName: col.text().filterable(),
+    externalId: col.text().nullable().filterable(),
     email: col.text().nullable().filterable(),
     phone: col.text().nullable().filterable(),
     // Sorted and compared in tier order (standard < … < wholesale), not alphabetically.
@@ -56,6 +58,9 @@ const CUSTOMERS = defineTable({
 
 type CustomerRow = RowOf<typeof CUSTOMERS>;
 
+/** The integrator's id of a customer, held once per organisation (409 naming the holder). */
+const CUSTOMER_EXTERNAL_ID = externalIdKey(CUSTOMERS);
+
 // With contacts and addresses (people.ts); each change to one is the customer's, announced as its
 // own `customer.updated`.
 const CUSTOMER = party(CUSTOMERS, "customer.updated");
@@ -77,6 +82,19 @@ export async function findCustomer(
 }
 
 export async function createCustomer(
+  sql: Sql,
+  organizationId: string,
+  input: CreateCustomerBody,
+): Promise<Customer> {
+  return await holdingKeys(
+    sql,
+    organizationId,
+    [{ key: CUSTOMER_EXTERNAL_ID, value: input.externalId }],
+    () => insertCustomer(sql, organizationId, input),
+  );
+}
+
+async function insertCustomer(
   sql: Sql,
   organizationId: string,
   input: CreateCustomerBody,
@@ -107,6 +125,20 @@ export async function createCustomer(
 }
 
 export async function updateCustomer(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+  input: UpdateCustomerBody,
+): Promise<Customer> {
+  return await holdingKeys(
+    sql,
+    organizationId,
+    [{ key: CUSTOMER_EXTERNAL_ID, value: input.externalId }],
+    () => changeCustomer(sql, organizationId, id, input),
+  );
+}
+
+async function changeCustomer(
   sql: Sql,
   organizationId: string,
   id: string,

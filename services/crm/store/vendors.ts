@@ -10,6 +10,7 @@ import {
   type VendorServiceType,
 } from "@printshop/shared/contracts/crm";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
+import { externalIdKey, holdingKeys } from "@printshop/shared/db/held-keys";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import { childrenOf } from "./people.ts";
@@ -27,6 +28,7 @@ const VENDORS = defineTable({
   columns: {
     id: col.uuid(),
     name: col.text().filterable(),
+    externalId: col.text().nullable().filterable(),
     kind: col.enum(VENDOR_KINDS).filterable(),
     // The table tool types text[] as any text; the column's CHECK holds it to the service types.
     serviceTypes: col.textArray() as Column<VendorServiceType[], VendorServiceType[]>,
@@ -49,6 +51,9 @@ const VENDORS = defineTable({
 });
 
 type VendorRow = RowOf<typeof VENDORS>;
+
+/** The integrator's id of a vendor, held once per organisation (409 naming the holder). */
+const VENDOR_EXTERNAL_ID = externalIdKey(VENDORS);
 
 // With contacts and addresses (people.ts); each change to one is the vendor's, announced as its
 // own `vendor.updated`.
@@ -75,6 +80,19 @@ export async function createVendor(
   organizationId: string,
   input: CreateVendorBody,
 ): Promise<Vendor> {
+  return await holdingKeys(
+    sql,
+    organizationId,
+    [{ key: VENDOR_EXTERNAL_ID, value: input.externalId }],
+    () => insertVendor(sql, organizationId, input),
+  );
+}
+
+async function insertVendor(
+  sql: Sql,
+  organizationId: string,
+  input: CreateVendorBody,
+): Promise<Vendor> {
   return await transaction(sql, async (tx) => {
     const values = await checkedCustomFields(tx, organizationId, "vendor", {}, input.customFields);
     const id = uuidv7();
@@ -95,6 +113,20 @@ export async function createVendor(
 
 /** Changes a vendor; a body that changes nothing answers it as it is, with no event. */
 export async function updateVendor(
+  sql: Sql,
+  organizationId: string,
+  id: string,
+  input: UpdateVendorBody,
+): Promise<Vendor> {
+  return await holdingKeys(
+    sql,
+    organizationId,
+    [{ key: VENDOR_EXTERNAL_ID, value: input.externalId }],
+    () => changeVendor(sql, organizationId, id, input),
+  );
+}
+
+async function changeVendor(
   sql: Sql,
   organizationId: string,
   id: string,

@@ -15,7 +15,8 @@ import {
   type EveryFieldHasAColumn,
   type FieldTable,
 } from "@printshop/shared/db/fields";
-import { type QuoteRow, QUOTES } from "./rows.ts";
+import { QUOTE_EXTERNAL_ID, type QuoteRow, QUOTES } from "./rows.ts";
+import { holdingKeys } from "@printshop/shared/db/held-keys";
 import { listSpec } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
@@ -110,13 +111,19 @@ export async function createQuote(
   input: CreateQuoteBody,
   costs: boolean,
 ): Promise<string> {
-  const created = await insertQuote(sql, organizationId, input, costs);
-  if (created !== null) return created;
-  if (input.taxRateId) throw unknownTaxRate(input.taxRateId);
-  await ensureDefaultTaxRate(sql, organizationId);
-  const retried = await insertQuote(sql, organizationId, input, costs);
-  if (retried === null) throw new Error("The default tax rate vanished while a quote was created");
-  return retried;
+  return await holdingKeys(sql, organizationId, [
+    { key: QUOTE_EXTERNAL_ID, value: input.externalId },
+  ], async () => {
+    const created = await insertQuote(sql, organizationId, input, costs);
+    if (created !== null) return created;
+    if (input.taxRateId) throw unknownTaxRate(input.taxRateId);
+    await ensureDefaultTaxRate(sql, organizationId);
+    const retried = await insertQuote(sql, organizationId, input, costs);
+    if (retried === null) {
+      throw new Error("The default tax rate vanished while a quote was created");
+    }
+    return retried;
+  });
 }
 
 /**
@@ -161,14 +168,15 @@ async function insertQuote(
       RETURNING last_number, clock_timestamp() AS at
     ), q AS (
       INSERT INTO quotes (
-        id, organization_id, quote_number, quote_ref, reference, client_id, contact_id,
+        id, organization_id, quote_number, quote_ref, reference, external_id, client_id, contact_id,
         shipping_address_id, sales_rep_email, delivery_method, delivery_date, production_deadline,
         invoice_due_date, notes, mock_id, job_id, job_ref, invoice_id, invoice_status,
         tax_rate_id, tax_name, tax_rate_pct, created_at, updated_at
       )
       SELECT ${id}::uuid, ${organizationId}::uuid, n.last_number,
         ${tx.unsafe(quoteRefSql("n.last_number"))},
-        ${input.reference ?? null}::text, ${input.clientId ?? null}::uuid,
+        ${input.reference ?? null}::text, ${input.externalId ?? null}::text,
+        ${input.clientId ?? null}::uuid,
         ${input.contactId ?? null}::uuid, ${input.shippingAddressId ?? null}::uuid,
         ${input.salesRepEmail ?? null}::text, ${input.deliveryMethod ?? null}::text,
         ${input.deliveryDate ?? null}::date, ${input.productionDeadline ?? null}::date,
@@ -223,6 +231,18 @@ const _columns: EveryFieldHasAColumn<UpdateQuoteBody, QuoteRow> = true;
  * Answers the quote as JSON text, as the caller may see it.
  */
 export async function updateQuote(
+  sql: Sql,
+  organizationId: string,
+  quoteId: string,
+  input: UpdateQuoteBody,
+  costs: boolean,
+): Promise<string> {
+  return await holdingKeys(sql, organizationId, [
+    { key: QUOTE_EXTERNAL_ID, value: input.externalId },
+  ], () => changeQuote(sql, organizationId, quoteId, input, costs));
+}
+
+async function changeQuote(
   sql: Sql,
   organizationId: string,
   quoteId: string,

@@ -1,4 +1,5 @@
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
+import { externalIdKey } from "@printshop/shared/db/held-keys";
 import {
   type Quote,
   QUOTE_STATUSES,
@@ -30,6 +31,7 @@ export const QUOTES = defineTable({
     // Sorted by number, so Q-10 follows Q-9.
     quoteRef: col.text().filterable({ sortColumn: "quote_number", sortType: "number" }),
     reference: col.text().nullable().filterable(),
+    externalId: col.text().nullable().filterable(),
     clientId: col.uuid().nullable().filterable(),
     clientName: col.computed<string | null>(),
     contactId: col.uuid().nullable().filterable(),
@@ -75,6 +77,9 @@ export const GROUPS = defineTable({
 });
 
 /** A quote's columns and its client's name, from the customer projection (customers.ts). */
+/** The integrator's id of a quote, held once per organisation (409 naming the holder). */
+export const QUOTE_EXTERNAL_ID = externalIdKey(QUOTES);
+
 export const QUOTE_COLUMNS = `${QUOTES.select}, ${clientNameSql("quotes")} AS client_name`;
 
 export type QuoteRow = RowOf<typeof QUOTES> & { client_name: string | null };

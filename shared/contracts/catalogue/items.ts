@@ -5,6 +5,9 @@ import {
   DateTime,
   Deleted,
   described,
+  ExternalId,
+  externalIdDescription,
+  externalIdFilter,
   setExamples,
   Text,
   Uuid,
@@ -31,7 +34,7 @@ const ITEM_DESCRIPTIONS = {
   weightGsm: "Fabric weight in grams per square metre",
   images: "Image URLs, the first is the main one",
   isDiscontinued: "Whether the supplier no longer makes it; kept for old quotes",
-  externalId: "The id of this style in the system it was imported from",
+  externalId: externalIdDescription("catalogue items"),
   source: "Where the row came from: `manual`, `supplier_feed`, `import` or `api`",
   buyPrice: "What one unit costs the shop ex tax, before variant pricing (scope costs.read)",
   createdAt: "When the item was created",
@@ -93,7 +96,7 @@ const itemFields = {
   weightGsm: z.int().min(1, "Must be at least 1").max(5000).nullable(),
   images: ImageUrls,
   isDiscontinued: Flag,
-  externalId: OptionalText(200),
+  externalId: ExternalId,
   source: GarmentSource,
   buyPrice: Amount(4).nullable(),
 };
@@ -119,17 +122,20 @@ export const CATALOGUE_SORT_FIELDS = ["createdAt", "updatedAt", "styleCode", "na
 
 export const ListCatalogueItemsQuery = cursorListQuery({
   sortFields: CATALOGUE_SORT_FIELDS,
-  named: described({
-    brand: z.string().max(100, "Must be at most 100 characters").optional(),
-    category: z.string().max(100, "Must be at most 100 characters").optional(),
-    isDiscontinued: BooleanParam.optional(),
-    supplierVendorId: Uuid.optional(),
-  }, {
-    brand: "Only this brand",
-    category: "Only this category",
-    isDiscontinued: "`true` for discontinued styles only, `false` for current ones only",
-    supplierVendorId: "Only styles bought from this vendor",
-  }),
+  named: {
+    ...described({
+      brand: z.string().max(100, "Must be at most 100 characters").optional(),
+      category: z.string().max(100, "Must be at most 100 characters").optional(),
+      isDiscontinued: BooleanParam.optional(),
+      supplierVendorId: Uuid.optional(),
+    }, {
+      brand: "Only this brand",
+      category: "Only this category",
+      isDiscontinued: "`true` for discontinued styles only, `false` for current ones only",
+      supplierVendorId: "Only styles bought from this vendor",
+    }),
+    ...externalIdFilter("catalogue item"),
+  },
   search: true,
 });
 export type ListCatalogueItemsQuery = z.infer<typeof ListCatalogueItemsQuery>;

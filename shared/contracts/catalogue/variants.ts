@@ -5,6 +5,9 @@ import {
   DateTime,
   Deleted,
   described,
+  ExternalId,
+  externalIdDescription,
+  externalIdFilter,
   IsoDate,
   page,
   setExamples,
@@ -60,7 +63,7 @@ const VARIANT_DESCRIPTIONS = {
   source: "Where the row came from: `manual`, `supplier_feed`, `import` or `api`",
   nextDeliveryEta: "When the next delivery from the supplier is expected",
   unitPrice: "Sell price of one unit ex tax, up to 4 decimals",
-  externalId: "The id of this variant in the system it was imported from",
+  externalId: externalIdDescription("garment variants"),
   lastSyncedAt: "When a supplier feed last updated the row",
   createdAt: "When the variant was created",
   updatedAt: "When the variant last changed",
@@ -150,7 +153,7 @@ const variantFields = {
   source: GarmentSource,
   nextDeliveryEta: DateTime.nullable(),
   unitPrice: Amount(4).nullable(),
-  externalId: OptionalText(200),
+  externalId: ExternalId,
   lastSyncedAt: DateTime.nullable(),
 };
 
@@ -234,22 +237,25 @@ export const GARMENT_VARIANT_SORT_FIELDS = [
 
 export const ListGarmentVariantsQuery = offsetListQuery({
   sortFields: GARMENT_VARIANT_SORT_FIELDS,
-  named: described({
-    garmentCatalogueItemId: Uuid.optional(),
-    styleCode: z.string().max(100, "Must be at most 100 characters").optional(),
-    color: z.string().max(100, "Must be at most 100 characters").optional(),
-    size: z.string().max(100, "Must be at most 100 characters").optional(),
-    isDiscontinued: BooleanParam.optional(),
-    inStock: BooleanParam.optional(),
-  }, {
-    garmentCatalogueItemId: "Only variants of this catalogue item",
-    styleCode: "Only this style code",
-    color: "Only this colour (exact)",
-    size: "Only this size (exact)",
-    isDiscontinued: "`true` for discontinued variants only, `false` for current ones only",
-    inStock: "`true` for variants with stock on hand beyond what is reserved, `false` for " +
-      "the others",
-  }),
+  named: {
+    ...described({
+      garmentCatalogueItemId: Uuid.optional(),
+      styleCode: z.string().max(100, "Must be at most 100 characters").optional(),
+      color: z.string().max(100, "Must be at most 100 characters").optional(),
+      size: z.string().max(100, "Must be at most 100 characters").optional(),
+      isDiscontinued: BooleanParam.optional(),
+      inStock: BooleanParam.optional(),
+    }, {
+      garmentCatalogueItemId: "Only variants of this catalogue item",
+      styleCode: "Only this style code",
+      color: "Only this colour (exact)",
+      size: "Only this size (exact)",
+      isDiscontinued: "`true` for discontinued variants only, `false` for current ones only",
+      inStock: "`true` for variants with stock on hand beyond what is reserved, `false` for " +
+        "the others",
+    }),
+    ...externalIdFilter("garment variant"),
+  },
   search: true,
 });
 export type ListGarmentVariantsQuery = z.infer<typeof ListGarmentVariantsQuery>;

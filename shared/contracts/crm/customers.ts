@@ -6,6 +6,9 @@ import {
   Deleted,
   described,
   Email,
+  ExternalId,
+  externalIdDescription,
+  externalIdFilter,
   page,
   setExamples,
   Text,
@@ -58,6 +61,7 @@ export type CustomerAddress = z.infer<typeof CustomerAddress>;
 const CUSTOMER_DESCRIPTIONS = {
   id: "The customer's id (a quote's `clientId`)",
   companyName: "The customer's name: a company, a club, or a person",
+  externalId: externalIdDescription("customers"),
   email: "Primary email address",
   phone: "Primary phone number",
   tier: "Price and service tier: `standard`, `bronze`, `silver`, `gold` or `wholesale`",
@@ -78,6 +82,7 @@ const CUSTOMER_DESCRIPTIONS = {
 export const Customer = z.object(described({
   id: Uuid,
   companyName: z.string(),
+  externalId: z.string().nullable(),
   email: z.string().nullable(),
   phone: z.string().nullable(),
   tier: CustomerTier,
@@ -102,6 +107,7 @@ export type Customer = z.infer<typeof Customer>;
 export const CUSTOMER_EXAMPLE: Customer = {
   id: "0193a3d1-0a1b-7c2d-8e3f-405162738495",
   companyName: "Riverside Bakery",
+  externalId: "xero-contact-88f2",
   email: "orders@riversidebakery.com.au",
   phone: "+61 2 9555 0142",
   tier: "silver",
@@ -147,6 +153,7 @@ const Tags = z.array(Tag).max(TAGS_MAX, `At most ${TAGS_MAX} tags`);
 
 const customerFields = {
   companyName: Text(200),
+  externalId: ExternalId,
   email: Email.nullable(),
   phone: OptionalText(50),
   tier: CustomerTier,
@@ -209,15 +216,18 @@ export const CUSTOMER_SORT_FIELDS = ["createdAt", "updatedAt", "companyName", "t
 
 export const ListCustomersQuery = offsetListQuery({
   sortFields: CUSTOMER_SORT_FIELDS,
-  named: described({
-    tier: CustomerTier.optional(),
-    isArchived: BooleanParam.optional(),
-    salesRepEmail: z.string().max(320, "Must be at most 320 characters").optional(),
-  }, {
-    tier: "Only customers of this tier",
-    isArchived: "`true` for archived customers only, `false` for current ones only",
-    salesRepEmail: "Only this account manager's customers",
-  }),
+  named: {
+    ...described({
+      tier: CustomerTier.optional(),
+      isArchived: BooleanParam.optional(),
+      salesRepEmail: z.string().max(320, "Must be at most 320 characters").optional(),
+    }, {
+      tier: "Only customers of this tier",
+      isArchived: "`true` for archived customers only, `false` for current ones only",
+      salesRepEmail: "Only this account manager's customers",
+    }),
+    ...externalIdFilter("customer"),
+  },
   search: true,
 });
 export type ListCustomersQuery = z.infer<typeof ListCustomersQuery>;

@@ -8,6 +8,9 @@ import {
   BooleanParam,
   DateTime,
   described,
+  ExternalId,
+  externalIdDescription,
+  externalIdFilter,
   page,
   setExamples,
   Text,
@@ -97,6 +100,7 @@ export type VendorAddress = z.infer<typeof VendorAddress>;
 const VENDOR_DESCRIPTIONS = {
   id: "The vendor's id (a catalogue item's `supplierVendorId`)",
   name: "The vendor's name",
+  externalId: externalIdDescription("vendors"),
   kind:
     `What the vendor is to the shop: ${
       VENDOR_KINDS.map((k) => `\`${k}\``).join(", ")
@@ -128,6 +132,7 @@ const VENDOR_DESCRIPTIONS = {
 export const Vendor = z.object(described({
   id: Uuid,
   name: z.string(),
+  externalId: z.string().nullable(),
   kind: VendorKind,
   serviceTypes: z.array(VendorServiceType),
   isActive: z.boolean(),
@@ -154,6 +159,7 @@ export type Vendor = z.infer<typeof Vendor>;
 export const VENDOR_EXAMPLE: Vendor = {
   id: "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
   name: "Harbour Screen Co",
+  externalId: "myob-supplier-204",
   kind: "Decorator",
   serviceTypes: ["ScreenPrint", "Transfers"],
   isActive: true,
@@ -205,6 +211,7 @@ const ServiceTypes = z.array(VendorServiceType).max(VENDOR_SERVICE_TYPES.length)
 /** Writable fields; `isActive` and `archivedAt` change by archiving and unarchiving only. */
 const vendorFields = {
   name: Text(200),
+  externalId: ExternalId,
   kind: VendorKind,
   serviceTypes: ServiceTypes,
   isManaged: Flag,
@@ -277,16 +284,19 @@ export const VENDOR_SORT_FIELDS = [
 
 export const ListVendorsQuery = offsetListQuery({
   sortFields: VENDOR_SORT_FIELDS,
-  named: described({
-    kind: VendorKind.optional(),
-    serviceType: VendorServiceType.optional(),
-    isActive: BooleanParam.optional(),
-  }, {
-    kind: "Only vendors of this kind",
-    serviceType: "Only vendors offering this service type",
-    isActive: "`false` for archived vendors only, `true` for active ones only; when omitted " +
-      "(and `filters` does not name `isActive`), active vendors only",
-  }),
+  named: {
+    ...described({
+      kind: VendorKind.optional(),
+      serviceType: VendorServiceType.optional(),
+      isActive: BooleanParam.optional(),
+    }, {
+      kind: "Only vendors of this kind",
+      serviceType: "Only vendors offering this service type",
+      isActive: "`false` for archived vendors only, `true` for active ones only; when omitted " +
+        "(and `filters` does not name `isActive`), active vendors only",
+    }),
+    ...externalIdFilter("vendor"),
+  },
   search: true,
 });
 export type ListVendorsQuery = z.infer<typeof ListVendorsQuery>;

@@ -5,6 +5,9 @@ import {
   Deleted,
   described,
   Email,
+  ExternalId,
+  externalIdDescription,
+  externalIdFilter,
   IsoDate,
   page,
   setExamples,
@@ -35,6 +38,7 @@ const QUOTE_DESCRIPTIONS = {
   groups: "The quote's groups by sortOrder",
   quoteRef: "Human-readable number the shop assigns (`Q-00042`); read-only",
   reference: "The customer's name for the job (an order number, a title)",
+  externalId: externalIdDescription("quotes"),
   clientId: "The CRM customer the quote is for",
   clientName: "The name (`companyName`) of the CRM customer `clientId` names; read-only. The " +
     "quotes service learns it from the CRM's `customer.*` events, so it may lag a change in the " +
@@ -72,6 +76,7 @@ export const Quote = z.object(described({
   groups: z.array(QuoteGroup),
   quoteRef: z.string(),
   reference: z.string().nullable(),
+  externalId: z.string().nullable(),
   clientId: Uuid.nullable(),
   clientName: z.string().nullable(),
   contactId: Uuid.nullable(),
@@ -110,6 +115,7 @@ export const QUOTE_EXAMPLE: Quote = {
   groups: [QUOTE_GROUP_EXAMPLE],
   quoteRef: "Q-00042",
   reference: "Riverside Bakery — staff tees",
+  externalId: "shop-order-5512",
   clientId: "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
   clientName: "Riverside Bakery",
   contactId: "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -136,6 +142,7 @@ setExamples(Quote, QUOTE_EXAMPLE);
 /** Fields an integrator writes on a quote; everything else is derived or assigned. */
 const quoteFields = {
   reference: Text(200).nullable(),
+  externalId: ExternalId,
   clientId: Uuid.nullable(),
   contactId: Uuid.nullable(),
   shippingAddressId: Uuid.nullable(),
@@ -197,10 +204,13 @@ export const QUOTE_SORT_FIELDS = [
 
 export const ListQuotesQuery = offsetListQuery({
   sortFields: QUOTE_SORT_FIELDS,
-  named: described({ clientId: Uuid.optional(), status: QuoteStatus.optional() }, {
-    clientId: "Only this customer's quotes",
-    status: "Only quotes in this status",
-  }),
+  named: {
+    ...described({ clientId: Uuid.optional(), status: QuoteStatus.optional() }, {
+      clientId: "Only this customer's quotes",
+      status: "Only quotes in this status",
+    }),
+    ...externalIdFilter("quote"),
+  },
   search: true,
 });
 export type ListQuotesQuery = z.infer<typeof ListQuotesQuery>;
