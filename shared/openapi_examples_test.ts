@@ -244,7 +244,7 @@ Deno.test("the Riverside Bakery quote example adds up as the pricing rules say",
   assert.equal(QUOTE_EXAMPLE.totalIncGst, round(QUOTE_EXAMPLE.subtotalExGst + gst, 2));
 });
 
-Deno.test("the document says what the server enforces across fields: a proof's owner and what a revision shows", () => {
+Deno.test("the document says what the server enforces across fields: a proof's and a mock's owner and what a revision shows", () => {
   const ajv = validator(doc);
   const check = (component: string, value: unknown): boolean =>
     ajv.validate({ $ref: `${BASE}#/$defs/${component}` }, value) as boolean;
@@ -263,4 +263,7 @@ Deno.test("the document says what the server enforces across fields: a proof's o
     "a null owner",
   );
   assert.equal(check("CreateProofBody", { ...who, quoteId: owner }), false, "shows nothing");
+  assert.equal(check("CreateMockBody", { name: "Front", quoteGroupId: owner }), true);
+  assert.equal(check("CreateMockBody", { name: "Front" }), false, "a mock with no owner");
+  assert.equal(check("CreateMockBody", { name: "Front", jobId: null }), false, "a null owner");
 });

@@ -3,7 +3,16 @@
  * revision shows mocks' images; the list is not paginated, so it is always narrowed.
  */
 import { z } from "zod";
-import { DateTime, Deleted, described, setExamples, Text, Uuid, writeBodies } from "../common.ts";
+import {
+  atLeastOneOf,
+  DateTime,
+  Deleted,
+  described,
+  setExamples,
+  Text,
+  Uuid,
+  writeBodies,
+} from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import { ImageList } from "./values.ts";
@@ -80,6 +89,11 @@ setExamples(CreateMockBody, {
 });
 setExamples(UpdateMockBody, {
   images: ["https://files.inkwellprint.com.au/mocks/riverside-front-v2.png"],
+});
+// The owner rule, for the document too (the server's own check names every field).
+z.globalRegistry.add(CreateMockBody, {
+  ...z.globalRegistry.get(CreateMockBody),
+  allOf: [atLeastOneOf(Object.fromEntries(MOCK_OWNER_FIELDS.map((field) => [field, "value"])))],
 });
 export type CreateMockBody = z.infer<typeof CreateMockBody>;
 export type UpdateMockBody = z.infer<typeof UpdateMockBody>;
