@@ -3350,7 +3350,7 @@ export interface components {
             nextDeliveryEta?: string | null;
             /** @description Sell price of one unit ex tax, up to 4 decimals */
             unitPrice?: number | null;
-            /** @description The id of this variant in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's garment variants: a create or change naming one another row holds is refused with 409, naming that row */
             externalId?: string | null;
             /** @description When a supplier feed last updated the row */
             lastSyncedAt?: string | null;
@@ -3592,7 +3592,7 @@ export interface components {
             images?: string[];
             /** @description Whether the supplier no longer makes it; kept for old quotes */
             isDiscontinued?: boolean;
-            /** @description The id of this style in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's catalogue items: a create or change naming one another row holds is refused with 409, naming that row */
             externalId?: string | null;
             /**
              * @description Where the row came from: `manual`, `supplier_feed`, `import` or `api`
@@ -3641,6 +3641,8 @@ export interface components {
         CreateCustomerBody: {
             /** @description The customer's name: a company, a club, or a person */
             companyName: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's customers: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /** @description Primary email address */
             email?: string | null;
             /** @description Primary phone number */
@@ -3797,7 +3799,22 @@ export interface components {
             images?: string[];
             /** @description Notes for the shop or the customer */
             notes?: string | null;
-        };
+        } & (({
+            /** @description `quoteId` given, not null */
+            quoteId: string;
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            /** @description `quoteGroupId` given, not null */
+            quoteGroupId: string;
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            /** @description `jobId` given, not null */
+            jobId: string;
+        } & {
+            [key: string]: unknown;
+        }));
         /**
          * @description The fields of a new prebuilt item; those not given take their defaults
          * @example {
@@ -3976,6 +3993,8 @@ export interface components {
         CreateQuoteBody: {
             /** @description The customer's name for the job (an order number, a title) */
             reference?: string | null;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's quotes: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /** @description The CRM customer the quote is for */
             clientId?: string | null;
             /** @description The customer's contact person */
@@ -4386,6 +4405,8 @@ export interface components {
         CreateVendorBody: {
             /** @description The vendor's name */
             name: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's vendors: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /**
              * @description What the vendor is to the shop: `InventorySupplier`, `Decorator`, `ConsumablesSupplier`, `Freight`, `Other` (`InventorySupplier` sells blank garments and stock; `Decorator` decorates work the shop outsources)
              * @enum {string}
@@ -4453,6 +4474,7 @@ export interface components {
          * @example {
          *       "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
          *       "companyName": "Riverside Bakery",
+         *       "externalId": "xero-contact-88f2",
          *       "email": "orders@riversidebakery.com.au",
          *       "phone": "+61 2 9555 0142",
          *       "tier": "silver",
@@ -4508,6 +4530,8 @@ export interface components {
             id: string;
             /** @description The customer's name: a company, a club, or a person */
             companyName: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's customers: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId: string | null;
             /** @description Primary email address */
             email: string | null;
             /** @description Primary phone number */
@@ -4890,7 +4914,7 @@ export interface components {
             images: string[];
             /** @description Whether the supplier no longer makes it; kept for old quotes */
             isDiscontinued: boolean;
-            /** @description The id of this style in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's catalogue items: a create or change naming one another row holds is refused with 409, naming that row */
             externalId: string | null;
             /**
              * @description Where the row came from: `manual`, `supplier_feed`, `import` or `api`
@@ -5009,7 +5033,7 @@ export interface components {
             nextDeliveryEta: string | null;
             /** @description Sell price of one unit ex tax, up to 4 decimals */
             unitPrice: number | null;
-            /** @description The id of this variant in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's garment variants: a create or change naming one another row holds is refused with 409, naming that row */
             externalId: string | null;
             /** @description When a supplier feed last updated the row */
             lastSyncedAt: string | null;
@@ -5450,6 +5474,8 @@ export interface components {
         PreviewQuoteBody: {
             /** @description The customer's name for the job (an order number, a title) */
             reference?: string | null;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's quotes: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /** @description The CRM customer the quote is for */
             clientId?: string | null;
             /** @description The customer's contact person */
@@ -6503,6 +6529,7 @@ export interface components {
          *       ],
          *       "quoteRef": "Q-00042",
          *       "reference": "Riverside Bakery — staff tees",
+         *       "externalId": "shop-order-5512",
          *       "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
          *       "clientName": "Riverside Bakery",
          *       "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -6558,6 +6585,8 @@ export interface components {
             quoteRef: string;
             /** @description The customer's name for the job (an order number, a title) */
             reference: string | null;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's quotes: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId: string | null;
             /** @description The CRM customer the quote is for */
             clientId: string | null;
             /** @description The name (`companyName`) of the CRM customer `clientId` names; read-only. The quotes service learns it from the CRM's `customer.*` events, so it may lag a change in the CRM by a moment; null when the quote has no `clientId`, when no event has told of that customer yet, or once the customer was deleted */
@@ -7880,7 +7909,7 @@ export interface components {
             images?: string[];
             /** @description Whether the supplier no longer makes it; kept for old quotes */
             isDiscontinued?: boolean;
-            /** @description The id of this style in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's catalogue items: a create or change naming one another row holds is refused with 409, naming that row */
             externalId?: string | null;
             /**
              * @description Where the row came from: `manual`, `supplier_feed`, `import` or `api`
@@ -7942,6 +7971,8 @@ export interface components {
         UpdateCustomerBody: {
             /** @description The customer's name: a company, a club, or a person */
             companyName?: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's customers: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /** @description Primary email address */
             email?: string | null;
             /** @description Primary phone number */
@@ -8058,7 +8089,7 @@ export interface components {
             nextDeliveryEta?: string | null;
             /** @description Sell price of one unit ex tax, up to 4 decimals */
             unitPrice?: number | null;
-            /** @description The id of this variant in the system it was imported from */
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's garment variants: a create or change naming one another row holds is refused with 409, naming that row */
             externalId?: string | null;
             /** @description When a supplier feed last updated the row */
             lastSyncedAt?: string | null;
@@ -8192,6 +8223,8 @@ export interface components {
         UpdateQuoteBody: {
             /** @description The customer's name for the job (an order number, a title) */
             reference?: string | null;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's quotes: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /** @description The CRM customer the quote is for */
             clientId?: string | null;
             /** @description The customer's contact person */
@@ -8494,6 +8527,8 @@ export interface components {
         UpdateVendorBody: {
             /** @description The vendor's name */
             name?: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's vendors: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId?: string | null;
             /**
              * @description What the vendor is to the shop: `InventorySupplier`, `Decorator`, `ConsumablesSupplier`, `Freight`, `Other` (`InventorySupplier` sells blank garments and stock; `Decorator` decorates work the shop outsources)
              * @enum {string}
@@ -8555,6 +8590,7 @@ export interface components {
          * @example {
          *       "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
          *       "name": "Harbour Screen Co",
+         *       "externalId": "myob-supplier-204",
          *       "kind": "Decorator",
          *       "serviceTypes": [
          *         "ScreenPrint",
@@ -8612,6 +8648,8 @@ export interface components {
             id: string;
             /** @description The vendor's name */
             name: string;
+            /** @description The id of this row in your own system (an order number, a storefront's id), at most 200 characters; unique among the organisation's vendors: a create or change naming one another row holds is refused with 409, naming that row */
+            externalId: string | null;
             /**
              * @description What the vendor is to the shop: `InventorySupplier`, `Decorator`, `ConsumablesSupplier`, `Freight`, `Other` (`InventorySupplier` sells blank garments and stock; `Decorator` decorates work the shop outsources)
              * @enum {string}
@@ -9363,6 +9401,8 @@ export interface operations {
                  * @example draft
                  */
                 status?: "draft" | "sent" | "approved" | "declined" | "expired";
+                /** @description Only the quote with this externalId (exact) */
+                externalId?: string;
                 /**
                  * @description Text to look for (case-insensitive) in the list's searchable fields
                  * @example Riverside
@@ -9532,6 +9572,7 @@ export interface operations {
                      *             ],
                      *             "quoteRef": "Q-00042",
                      *             "reference": "Riverside Bakery — staff tees",
+                     *             "externalId": "shop-order-5512",
                      *             "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                      *             "clientName": "Riverside Bakery",
                      *             "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -9654,6 +9695,7 @@ export interface operations {
                      *         "groups": [],
                      *         "quoteRef": "Q-00042",
                      *         "reference": "Riverside Bakery — staff tees",
+                     *         "externalId": "shop-order-5512",
                      *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                      *         "clientName": "Riverside Bakery",
                      *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -9927,6 +9969,7 @@ export interface operations {
                      *         ],
                      *         "quoteRef": "Q-00042",
                      *         "reference": "Riverside Bakery — staff tees",
+                     *         "externalId": "shop-order-5512",
                      *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                      *         "clientName": "Riverside Bakery",
                      *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -10221,6 +10264,7 @@ export interface operations {
                      *         ],
                      *         "quoteRef": "Q-00042",
                      *         "reference": "Riverside Bakery — staff tees",
+                     *         "externalId": "shop-order-5512",
                      *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                      *         "clientName": "Riverside Bakery",
                      *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -10448,6 +10492,7 @@ export interface operations {
                      *         ],
                      *         "quoteRef": "Q-00042",
                      *         "reference": "Riverside Bakery — staff tees",
+                     *         "externalId": "shop-order-5512",
                      *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                      *         "clientName": "Riverside Bakery",
                      *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -12822,6 +12867,8 @@ export interface operations {
                 isDiscontinued?: "true" | "false";
                 /** @description Only styles bought from this vendor */
                 supplierVendorId?: string;
+                /** @description Only the catalogue item with this externalId (exact) */
+                externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;
                 /**
@@ -13432,6 +13479,8 @@ export interface operations {
                  * @example true
                  */
                 inStock?: "true" | "false";
+                /** @description Only the garment variant with this externalId (exact) */
+                externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;
                 /** @description Field to order by; the id breaks ties, so the order is stable */
@@ -15262,6 +15311,8 @@ export interface operations {
                 isArchived?: "true" | "false";
                 /** @description Only this account manager's customers */
                 salesRepEmail?: string;
+                /** @description Only the customer with this externalId (exact) */
+                externalId?: string;
                 /**
                  * @description Text to look for (case-insensitive) in the list's searchable fields
                  * @example bakery
@@ -15301,6 +15352,7 @@ export interface operations {
                      *           {
                      *             "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                      *             "companyName": "Riverside Bakery",
+                     *             "externalId": "xero-contact-88f2",
                      *             "email": "orders@riversidebakery.com.au",
                      *             "phone": "+61 2 9555 0142",
                      *             "tier": "silver",
@@ -15438,6 +15490,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                      *         "companyName": "Riverside Bakery",
+                     *         "externalId": "xero-contact-88f2",
                      *         "email": "orders@riversidebakery.com.au",
                      *         "phone": "+61 2 9555 0142",
                      *         "tier": "silver",
@@ -15547,6 +15600,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                      *         "companyName": "Riverside Bakery",
+                     *         "externalId": "xero-contact-88f2",
                      *         "email": "orders@riversidebakery.com.au",
                      *         "phone": "+61 2 9555 0142",
                      *         "tier": "silver",
@@ -15738,6 +15792,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                      *         "companyName": "Riverside Bakery",
+                     *         "externalId": "xero-contact-88f2",
                      *         "email": "orders@riversidebakery.com.au",
                      *         "phone": "+61 2 9555 0142",
                      *         "tier": "silver",
@@ -16966,6 +17021,8 @@ export interface operations {
                 serviceType?: "ScreenPrint" | "Embroidery" | "DirectToGarment" | "DirectToFilm" | "Transfers" | "Sublimation" | "PadPrint" | "LaserEngraving" | "Digitizing" | "Finishing" | "Other";
                 /** @description `false` for archived vendors only, `true` for active ones only; when omitted (and `filters` does not name `isActive`), active vendors only */
                 isActive?: "true" | "false";
+                /** @description Only the vendor with this externalId (exact) */
+                externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;
                 /** @description Field to order by; the id breaks ties, so the order is stable */
@@ -17002,6 +17059,7 @@ export interface operations {
                      *           {
                      *             "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *             "name": "Harbour Screen Co",
+                     *             "externalId": "myob-supplier-204",
                      *             "kind": "Decorator",
                      *             "serviceTypes": [
                      *               "ScreenPrint",
@@ -17143,6 +17201,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *         "name": "Harbour Screen Co",
+                     *         "externalId": "myob-supplier-204",
                      *         "kind": "Decorator",
                      *         "serviceTypes": [
                      *           "ScreenPrint",
@@ -17254,6 +17313,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *         "name": "Harbour Screen Co",
+                     *         "externalId": "myob-supplier-204",
                      *         "kind": "Decorator",
                      *         "serviceTypes": [
                      *           "ScreenPrint",
@@ -17379,6 +17439,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *         "name": "Harbour Screen Co",
+                     *         "externalId": "myob-supplier-204",
                      *         "kind": "Decorator",
                      *         "serviceTypes": [
                      *           "ScreenPrint",
@@ -17495,6 +17556,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *         "name": "Harbour Screen Co",
+                     *         "externalId": "myob-supplier-204",
                      *         "kind": "Decorator",
                      *         "serviceTypes": [
                      *           "ScreenPrint",
@@ -17611,6 +17673,7 @@ export interface operations {
                      *       "data": {
                      *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                      *         "name": "Harbour Screen Co",
+                     *         "externalId": "myob-supplier-204",
                      *         "kind": "Decorator",
                      *         "serviceTypes": [
                      *           "ScreenPrint",
@@ -22651,6 +22714,7 @@ export interface operations {
                  *         "groups": [],
                  *         "quoteRef": "Q-00042",
                  *         "reference": "Riverside Bakery — staff tees",
+                 *         "externalId": "shop-order-5512",
                  *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                  *         "clientName": "Riverside Bakery",
                  *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -22857,6 +22921,7 @@ export interface operations {
                  *         ],
                  *         "quoteRef": "Q-00042",
                  *         "reference": "Riverside Bakery — staff tees",
+                 *         "externalId": "shop-order-5512",
                  *         "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                  *         "clientName": "Riverside Bakery",
                  *         "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -23066,6 +23131,7 @@ export interface operations {
                  *           ],
                  *           "quoteRef": "Q-00042",
                  *           "reference": "Riverside Bakery — staff tees",
+                 *           "externalId": "shop-order-5512",
                  *           "clientId": "0192f4b5-6e7f-7a80-8b91-c2d3e4f5a6b7",
                  *           "clientName": "Riverside Bakery",
                  *           "contactId": "0192f4b5-7f80-7b91-9ca2-d3e4f5a6b7c8",
@@ -25695,6 +25761,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                  *         "companyName": "Riverside Bakery",
+                 *         "externalId": "xero-contact-88f2",
                  *         "email": "orders@riversidebakery.com.au",
                  *         "phone": "+61 2 9555 0142",
                  *         "tier": "silver",
@@ -25799,6 +25866,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                  *         "companyName": "Riverside Bakery",
+                 *         "externalId": "xero-contact-88f2",
                  *         "email": "orders@riversidebakery.com.au",
                  *         "phone": "+61 2 9555 0142",
                  *         "tier": "silver",
@@ -25903,6 +25971,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d1-0a1b-7c2d-8e3f-405162738495",
                  *         "companyName": "Riverside Bakery",
+                 *         "externalId": "xero-contact-88f2",
                  *         "email": "orders@riversidebakery.com.au",
                  *         "phone": "+61 2 9555 0142",
                  *         "tier": "silver",
@@ -26211,6 +26280,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                  *         "name": "Harbour Screen Co",
+                 *         "externalId": "myob-supplier-204",
                  *         "kind": "Decorator",
                  *         "serviceTypes": [
                  *           "ScreenPrint",
@@ -26317,6 +26387,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                  *         "name": "Harbour Screen Co",
+                 *         "externalId": "myob-supplier-204",
                  *         "kind": "Decorator",
                  *         "serviceTypes": [
                  *           "ScreenPrint",
@@ -26423,6 +26494,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                  *         "name": "Harbour Screen Co",
+                 *         "externalId": "myob-supplier-204",
                  *         "kind": "Decorator",
                  *         "serviceTypes": [
                  *           "ScreenPrint",
@@ -26529,6 +26601,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "0193a3d2-1c2d-7e3f-8a4b-5c6d7e8f9012",
                  *         "name": "Harbour Screen Co",
+                 *         "externalId": "myob-supplier-204",
                  *         "kind": "Decorator",
                  *         "serviceTypes": [
                  *           "ScreenPrint",
