@@ -4,8 +4,7 @@
  * document, with no field the schema does not declare.
  */
 import assert from "node:assert/strict";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { closedSchema, documentValidator, SCHEMAS_BASE } from "./testing/document_validator.ts";
 import { QUOTE_EXAMPLE } from "./contracts/quotes/mod.ts";
 import {
   buildOpenApiDocument,
@@ -22,40 +21,7 @@ import { ROUTES } from "./routes.ts";
 // The JSON text clients receive, not the in-memory object.
 const doc: OpenApiDocument = JSON.parse(JSON.stringify(buildOpenApiDocument()));
 
-/** Where the components live for the validator; refs into the document are rewritten to it. */
-const BASE = "https://printshop.invalid/openapi.json";
 const SCHEMA_KEYWORDS = ["items", "prefixItems", "anyOf", "oneOf", "allOf", "not"] as const;
-
-/**
- * A copy for validating examples: refs point at the registered components, and every object
- * schema that lists its properties refuses others, so a misspelt field in an example fails.
- */
-function closed(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(closed);
-  if (typeof node !== "object" || node === null) return node;
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key === "$ref" && typeof value === "string") {
-      copy.$ref = value.replace("#/components/schemas/", `${BASE}#/$defs/`);
-    } else if (key === "examples" || key === "example") {
-      copy[key] = value; // data, not schema: left as written
-    } else {
-      copy[key] = closed(value);
-    }
-  }
-  if (typeof copy.properties === "object" && copy.additionalProperties === undefined) {
-    copy.additionalProperties = false;
-  }
-  return copy;
-}
-
-function validator(document: OpenApiDocument): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  // ajv-formats is CommonJS: its function is the module's `default`.
-  addFormats.default(ajv);
-  ajv.addSchema({ $id: BASE, $defs: closed(document.components.schemas) as object });
-  return ajv;
-}
 
 interface Sample {
   where: string;
@@ -147,9 +113,9 @@ function samplesOf(document: OpenApiDocument): Sample[] {
 
 /** Each example that does not match its schema, with why. */
 function invalidSamples(document: OpenApiDocument): string[] {
-  const ajv = validator(document);
+  const ajv = documentValidator(document);
   return samplesOf(document).flatMap(({ where, schema, value }) => {
-    const validate = ajv.compile(closed(schema) as object);
+    const validate = ajv.compile(closedSchema(schema) as object);
     if (validate(value)) return [];
     return [`${where}: ${ajv.errorsText(validate.errors, { separator: "; " })}`];
   });
@@ -245,9 +211,9 @@ Deno.test("the Riverside Bakery quote example adds up as the pricing rules say",
 });
 
 Deno.test("the document says what the server enforces across fields: a proof's and a mock's owner and what a revision shows", () => {
-  const ajv = validator(doc);
+  const ajv = documentValidator(doc);
   const check = (component: string, value: unknown): boolean =>
-    ajv.validate({ $ref: `${BASE}#/$defs/${component}` }, value) as boolean;
+    ajv.validate({ $ref: `${SCHEMAS_BASE}#/$defs/${component}` }, value) as boolean;
   const image = "https://files.example.com/front.png";
   const who = { recipientName: "Sam", recipientEmail: "sam@example.com" };
   const owner = "0193a0f1-22b4-7c88-9d10-4e5f60718293";

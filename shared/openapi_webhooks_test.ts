@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { Ajv2020 } from "ajv/dist/2020.js";
+import { closedSchema, documentValidator, validatorOf } from "./testing/document_validator.ts";
 import { z } from "zod";
 import type { EventDefinition } from "./contracts/events.ts";
 import {
@@ -29,7 +29,6 @@ import { signatureHeaders } from "../services/webhooks/delivery/signing.ts";
 // The JSON text clients receive, not the in-memory object.
 const doc: OpenApiDocument = JSON.parse(JSON.stringify(buildOpenApiDocument()));
 const CONTRACTS = new URL("./contracts/", import.meta.url);
-const BASE = "https://printshop.invalid/openapi.json";
 
 interface Declared {
   definition: EventDefinition;
@@ -90,37 +89,9 @@ async function declaredEvents(): Promise<{ events: Declared[]; groups: number; c
   return { events, groups, calls };
 }
 
-/** A copy whose refs point at the registered components and whose objects refuse other fields. */
-function closed(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(closed);
-  if (typeof node !== "object" || node === null) return node;
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (key === "$ref" && typeof value === "string") {
-      copy.$ref = value.replace("#/components/schemas/", `${BASE}#/$defs/`);
-    } else if (key === "examples" || key === "example") {
-      copy[key] = value; // data, not schema
-    } else {
-      copy[key] = closed(value);
-    }
-  }
-  if (typeof copy.properties === "object" && copy.additionalProperties === undefined) {
-    copy.additionalProperties = false;
-  }
-  return copy;
-}
-
-function validator(document: OpenApiDocument): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  // ajv-formats is CommonJS: its function is the module's `default`.
-  addFormats.default(ajv);
-  ajv.addSchema({ $id: BASE, $defs: closed(document.components.schemas) as object });
-  return ajv;
-}
-
 /** Each `[where, problem]` of values that fail their schema. */
 function invalid(ajv: Ajv2020, schema: JsonSchema, values: [string, unknown][]): string[] {
-  const validate = ajv.compile(closed(schema) as object);
+  const validate = ajv.compile(closedSchema(schema) as object);
   return values.flatMap(([where, value]) =>
     validate(value) ? [] : [`${where}: ${ajv.errorsText(validate.errors, { separator: "; " })}`]
   );
@@ -213,7 +184,7 @@ Deno.test("every webhook's body is { type, timestamp, data }, with the event's o
 });
 
 Deno.test("every webhook has an example, valid against its schema with and without cost fields", () => {
-  const ajv = validator(doc);
+  const ajv = documentValidator(doc);
   const problems: string[] = [];
   for (const definition of integratorEvents()) {
     const media = doc.webhooks[definition.type]!.post.requestBody.content["application/json"]!;
@@ -239,7 +210,7 @@ Deno.test("the example check above refuses a misspelt field, another event's typ
   const broken = structuredClone(doc);
   const media = broken.webhooks["quote.deleted"]!.post.requestBody.content["application/json"]!;
   const example = media.example as { data: Record<string, unknown> };
-  const ajv = validator(broken);
+  const ajv = documentValidator(broken);
   const problems = invalid(ajv, media.schema, [
     ["misspelt", { ...example, data: { ...example.data, idd: "x" } }],
     ["type", { ...example, type: "quote.created" }],
@@ -249,7 +220,7 @@ Deno.test("the example check above refuses a misspelt field, another event's typ
 });
 
 Deno.test("the signature headers the service sends match the header parameters", () => {
-  const ajv = validator(doc);
+  const ajv = documentValidator(doc);
   const body = JSON.stringify(
     doc.webhooks["quote.created"]!.post.requestBody.content["application/json"]!.example,
   );
@@ -315,9 +286,7 @@ Deno.test("generatedExample() makes a valid value from formats, bounds, patterns
   assert.deepEqual(value, generatedExample(schema, tools), "deterministic");
   assert.notEqual(value.id, value.parentId);
   assert.deepEqual(value.owner, { name: "Sam" });
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  addFormats.default(ajv);
-  ajv.addSchema({ $id: BASE, $defs: components });
+  const ajv = validatorOf(components);
   const problems = invalid(ajv, schema, [["generated", value]]);
   assert.deepEqual(problems, [], problems.join("\n"));
   assert.equal(

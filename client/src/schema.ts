@@ -5464,7 +5464,21 @@ export interface components {
          *               "setupCost": 40,
          *               "setupMarkupType": "fixed",
          *               "setupMarkupValue": 10,
-         *               "includeSetupCost": true
+         *               "includeSetupCost": true,
+         *               "description": "Front print, bakery logo",
+         *               "widthCm": 28,
+         *               "lengthCm": 12.5,
+         *               "necklineDropCm": 7.5,
+         *               "screenCount": 1,
+         *               "screenMeshGrade": "156",
+         *               "colourCount": 1,
+         *               "colours": [
+         *                 {
+         *                   "name": "White",
+         *                   "isBase": true
+         *                 }
+         *               ],
+         *               "artworkFileUrl": "https://files.inkwellprint.com.au/art/riverside-bakery-logo.pdf"
          *             }
          *           ]
          *         }
@@ -10600,7 +10614,21 @@ export interface operations {
                  *               "setupCost": 40,
                  *               "setupMarkupType": "fixed",
                  *               "setupMarkupValue": 10,
-                 *               "includeSetupCost": true
+                 *               "includeSetupCost": true,
+                 *               "description": "Front print, bakery logo",
+                 *               "widthCm": 28,
+                 *               "lengthCm": 12.5,
+                 *               "necklineDropCm": 7.5,
+                 *               "screenCount": 1,
+                 *               "screenMeshGrade": "156",
+                 *               "colourCount": 1,
+                 *               "colours": [
+                 *                 {
+                 *                   "name": "White",
+                 *                   "isBase": true
+                 *                 }
+                 *               ],
+                 *               "artworkFileUrl": "https://files.inkwellprint.com.au/art/riverside-bakery-logo.pdf"
                  *             }
                  *           ]
                  *         }

@@ -270,7 +270,8 @@ export const { create: CreateQuoteDecorationBody, update: UpdateQuoteDecorationB
   described(decorationFields, DECORATION_DESCRIPTIONS),
   ["quantity"],
 );
-setExamples(CreateQuoteDecorationBody, {
+/** Riverside Bakery's front print, as a create writes it. */
+export const CREATE_QUOTE_DECORATION_EXAMPLE: CreateQuoteDecorationBody = {
   method: "ScreenPrinting",
   position: "Front",
   quantity: 24,
@@ -290,7 +291,8 @@ setExamples(CreateQuoteDecorationBody, {
   colourCount: 1,
   colours: [{ name: "White", isBase: true }],
   artworkFileUrl: "https://files.inkwellprint.com.au/art/riverside-bakery-logo.pdf",
-});
+};
+setExamples(CreateQuoteDecorationBody, CREATE_QUOTE_DECORATION_EXAMPLE);
 setExamples(UpdateQuoteDecorationBody, {
   specialInstructions: "Flash-cure the white before the final pass",
 });

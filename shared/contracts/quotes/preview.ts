@@ -9,7 +9,7 @@ import { CreateQuoteBody } from "./quotes.ts";
 import { CreateQuoteGroupBody } from "./groups.ts";
 import { CreateQuoteLineBody } from "./lines.ts";
 import { CreateQuoteVariantBody } from "./variants.ts";
-import { CreateQuoteDecorationBody } from "./decorations.ts";
+import { CREATE_QUOTE_DECORATION_EXAMPLE, CreateQuoteDecorationBody } from "./decorations.ts";
 import { MarkupSource, MarkupType } from "./values.ts";
 
 /**
@@ -103,18 +103,7 @@ export const PREVIEW_QUOTE_BODY_EXAMPLE: PreviewQuoteBody = {
         },
       ],
     }],
-    decorations: [{
-      method: "ScreenPrinting",
-      position: "Front",
-      quantity: 24,
-      unitCost: 2.5,
-      markupType: "percentage",
-      markupValue: 60,
-      setupCost: 40,
-      setupMarkupType: "fixed",
-      setupMarkupValue: 10,
-      includeSetupCost: true,
-    }],
+    decorations: [CREATE_QUOTE_DECORATION_EXAMPLE],
   }],
 };
 setExamples(PreviewQuoteBody, PREVIEW_QUOTE_BODY_EXAMPLE);
