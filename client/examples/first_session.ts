@@ -66,10 +66,9 @@ console.log("previewed:", preview.totalIncGst);
 
 // The same tree stored. `externalId` is your own order number: sent again, the create is a 409
 // naming this quote, so a retried sync never makes two.
+const externalId = `shop-order-${crypto.randomUUID()}`;
 const quote = unwrap(
-  await client.POST("/v1/quotes", {
-    body: { reference: "PO-1001", externalId: `shop-order-${crypto.randomUUID()}` },
-  }),
+  await client.POST("/v1/quotes", { body: { reference: "PO-1001", externalId } }),
 ).data;
 const group = unwrap(
   await client.POST("/v1/quotes/{quoteId}/groups", {
@@ -101,6 +100,12 @@ const stored =
   unwrap(await client.GET("/v1/quotes/{quoteId}", { params: { path: { quoteId: quote.id } } }))
     .data;
 console.log("stored:", stored.totalIncGst); // 158.4: 77 + 40 + 27 ex GST, plus 10 % GST
+
+// A retried sync: the create is refused, and names the quote it made (or find it by its id).
+const again = await client.POST("/v1/quotes", { body: { reference: "PO-1001", externalId } });
+console.log("sent again:", again.response.status, again.error?.details?.[0]?.message);
+const found = unwrap(await client.GET("/v1/quotes", { params: { query: { externalId } } })).data;
+console.log("found by externalId:", found.items[0]?.id === quote.id);
 
 console.log("verified:", await delivered);
 await receiver.shutdown();

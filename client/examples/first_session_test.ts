@@ -30,9 +30,12 @@ Deno.test("the TypeScript first session previews, stores and verifies, as the RE
   const out = new TextDecoder().decode(run.stdout);
   assert(run.success, `${out}\n${new TextDecoder().decode(run.stderr)}`);
   const lines = out.trim().split("\n");
+  assert(/^sent again: 409 Already taken by quote [0-9a-f-]{36}$/.test(lines[3] ?? ""), out);
   assertEquals(lines.slice(1), [
     "previewed: 158.4",
     "stored: 158.4",
+    lines[3],
+    "found by externalId: true",
     "verified: quote.created",
   ]);
 });

@@ -17,6 +17,8 @@ export class PrintShopApiError extends Error {
   readonly code: ErrorCode | undefined;
   /** The parsed envelope, or whatever the body was when it was not one. */
   readonly body: unknown;
+  /** The envelope's `details`: which field is wrong and why (empty when it gave none). */
+  readonly details: NonNullable<ErrorEnvelope["details"]>;
   /** `X-Request-Id` of the answer: quote it when asking the platform's operators about it. */
   readonly requestId: string | null;
 
@@ -30,6 +32,7 @@ export class PrintShopApiError extends Error {
     this.status = response.status;
     this.code = envelope?.error;
     this.body = body;
+    this.details = envelope?.details ?? [];
     this.requestId = response.headers.get("X-Request-Id");
   }
 }
