@@ -256,6 +256,12 @@ export function bandFor(
   bands: readonly MarkupBand[],
   value: DecimalString | number,
 ): MarkupBand | null {
+  // A quantity against whole-number bands (the garment and decoration lanes): a binary search
+  // over the bands' starts, read once per list. A line's variants re-band on every write.
+  if (typeof value === "number" && Number.isSafeInteger(value)) {
+    const starts = wholeStarts(bands);
+    if (starts !== null) return startingAtOrBelow(starts, value);
+  }
   const v = toDecimal(value, "value");
   let best: { band: MarkupBand; from: Decimal } | null = null;
   for (const band of bands) {
@@ -263,4 +269,43 @@ export function bandFor(
     if (from.lte(v) && (best === null || from.gt(best.from))) best = { band, from };
   }
   return best?.band ?? null;
+}
+
+/** A band list's starts as whole numbers, ascending (earlier band first among equal starts). */
+interface WholeStarts {
+  from: number[];
+  band: MarkupBand[];
+}
+
+const wholeStartsOf = new WeakMap<readonly MarkupBand[], WholeStarts | null>();
+
+/** The starts of `bands` when every one is a whole number, else null; kept per list. */
+function wholeStarts(bands: readonly MarkupBand[]): WholeStarts | null {
+  const known = wholeStartsOf.get(bands);
+  if (known !== undefined) return known;
+  const froms = bands.map((band) => Number(band.from));
+  const whole = froms.every((from, i) =>
+    Number.isSafeInteger(from) && toDecimal(bands[i]!.from, "from").eq(from)
+  );
+  const order = bands.map((_, i) => i).sort((a, b) => froms[a]! - froms[b]! || a - b);
+  const starts = whole
+    ? { from: order.map((i) => froms[i]!), band: order.map((i) => bands[i]!) }
+    : null;
+  wholeStartsOf.set(bands, starts);
+  return starts;
+}
+
+/** The band with the greatest start ≤ value (the first listed among equal starts), or null. */
+function startingAtOrBelow(starts: WholeStarts, value: number): MarkupBand | null {
+  let lo = 0;
+  let hi = starts.from.length; // the first index whose start is > value
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts.from[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === 0) return null;
+  let at = lo - 1;
+  while (at > 0 && starts.from[at - 1] === starts.from[at]) at--;
+  return starts.band[at]!;
 }

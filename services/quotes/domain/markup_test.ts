@@ -189,3 +189,18 @@ Deno.test("bandFor() agrees with a brute-force search over any band list", () =>
     ),
   );
 });
+
+Deno.test("bandFor() answers a whole quantity as it answers the same value as text", () => {
+  fc.assert(fc.property(
+    fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 8 }),
+    fc.integer({ min: -2, max: 70 }),
+    (starts, value) => {
+      const bands = starts.map((from, i) => ({
+        from: String(from),
+        markupType: "percentage" as const,
+        markupValue: String(i),
+      }));
+      assert.equal(bandFor(bands, value), bandFor(bands, String(value)));
+    },
+  ));
+});

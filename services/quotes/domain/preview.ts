@@ -90,7 +90,7 @@ export function previewQuote(
       const { shape, pricing } = newLine(line);
       const shapeProblem = at(prefix, lineShapeProblem(shape));
       if (shapeProblem) return { ok: false, problem: shapeProblem };
-      const variants: LineVariant[] = [];
+      const variants: Omit<LineVariant, "inScope">[] = [];
       for (const [v, variant] of (line.variants ?? []).entries()) {
         const where = `${prefix}.variants.${v}`;
         if (isAdjustment(line.lineType)) {
@@ -124,12 +124,18 @@ export function previewQuote(
           const none = at(where, noDefaultGroupProblem(markupGroups, "markupSource", "garment"));
           if (none) return { ok: false, problem: none };
         }
-        variants.push({ input, markupGroupId: variant.markupGroupId ?? null, inScope: true });
-        // The write's recomputation re-bands every `group` row of the line on its new quantity.
-        const banded = rebandLineVariants(variants, markupGroups);
-        banded.forEach((b, i) => (variants[i]!.input = b));
+        variants.push({ input, markupGroupId: variant.markupGroupId ?? null });
       }
-      lines.push({ ...pricing, variants: variants.map((v) => v.input) });
+      // Each variant's write re-bands every `group` row of the line on the line's quantity after
+      // it. Quantities are never negative, so that quantity only grows, and a group's bands
+      // cover every quantity from their first start up: once one matches, every later one does.
+      // So the last write's re-banding decides every row, and one re-banding on the whole line
+      // gives what the writes leave (reband_test.ts holds the two to the same answers). One
+      // pass, where doing it write by write would cost the square of the line's variants.
+      lines.push({
+        ...pricing,
+        variants: rebandLineVariants(variants.map((v) => ({ ...v, inScope: true })), markupGroups),
+      });
     }
     const decorations: DecorationInput[] = [];
     for (const [d, decoration] of (group.decorations ?? []).entries()) {
