@@ -119,6 +119,14 @@ Deno.test("every kind with an externalId: one row per id, a retry names it, othe
       `${kind.path}?externalId=${encodeURIComponent(external)}`,
     );
     assertEquals((listed.items as Json[]).map((r) => r.id), [first.id], kind.noun);
+    // A raw id with spaces around it finds what was written trimmed.
+    const padded = await ok(
+      stack,
+      a.apiKey,
+      "GET",
+      `${kind.path}?externalId=${encodeURIComponent(` ${external} `)}`,
+    );
+    assertEquals((padded.items as Json[]).map((r) => r.id), [first.id], kind.noun);
 
     // A PATCH onto it from another row is refused alike; onto its own row it changes nothing.
     const second = await ok(stack, a.apiKey, "POST", kind.path, {

@@ -5423,7 +5423,7 @@ export interface components {
             updatedAt: string;
         };
         /**
-         * @description A quote tree as the write operations take it: the quote's fields with its groups, each group's lines (with their variants) and decorations. Rows are priced in the order given (groups, then each group's lines with their variants, then its decorations), which is the order the writes would take; `sortOrder` is accepted and not read
+         * @description A quote tree as the write operations take it: the quote's fields with its groups, each group's lines (with their variants) and decorations. Rows are priced in the order given (groups, then each group's lines with their variants, then its decorations), which is the order the writes would take; `sortOrder` is accepted and not read, and so are references pricing does not read (`externalId`, `clientId`, …). At most 1000 lines, variants and decorations in all
          * @example {
          *       "reference": "Riverside Bakery — staff tees",
          *       "groups": [
@@ -9415,7 +9415,7 @@ export interface operations {
                  * @example draft
                  */
                 status?: "draft" | "sent" | "approved" | "declined" | "expired";
-                /** @description Only the quote with this externalId (exact) */
+                /** @description Only the quote with this externalId (exact, after trimming spaces at either end, as a written one is) */
                 externalId?: string;
                 /**
                  * @description Text to look for (case-insensitive) in the list's searchable fields
@@ -10570,7 +10570,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A quote tree as the write operations take it: the quote's fields with its groups, each group's lines (with their variants) and decorations. Rows are priced in the order given (groups, then each group's lines with their variants, then its decorations), which is the order the writes would take; `sortOrder` is accepted and not read */
+        /** @description A quote tree as the write operations take it: the quote's fields with its groups, each group's lines (with their variants) and decorations. Rows are priced in the order given (groups, then each group's lines with their variants, then its decorations), which is the order the writes would take; `sortOrder` is accepted and not read, and so are references pricing does not read (`externalId`, `clientId`, …). At most 1000 lines, variants and decorations in all */
         requestBody?: {
             content: {
                 /**
@@ -12895,7 +12895,7 @@ export interface operations {
                 isDiscontinued?: "true" | "false";
                 /** @description Only styles bought from this vendor */
                 supplierVendorId?: string;
-                /** @description Only the catalogue item with this externalId (exact) */
+                /** @description Only the catalogue item with this externalId (exact, after trimming spaces at either end, as a written one is) */
                 externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;
@@ -13507,7 +13507,7 @@ export interface operations {
                  * @example true
                  */
                 inStock?: "true" | "false";
-                /** @description Only the garment variant with this externalId (exact) */
+                /** @description Only the garment variant with this externalId (exact, after trimming spaces at either end, as a written one is) */
                 externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;
@@ -15339,7 +15339,7 @@ export interface operations {
                 isArchived?: "true" | "false";
                 /** @description Only this account manager's customers */
                 salesRepEmail?: string;
-                /** @description Only the customer with this externalId (exact) */
+                /** @description Only the customer with this externalId (exact, after trimming spaces at either end, as a written one is) */
                 externalId?: string;
                 /**
                  * @description Text to look for (case-insensitive) in the list's searchable fields
@@ -17049,7 +17049,7 @@ export interface operations {
                 serviceType?: "ScreenPrint" | "Embroidery" | "DirectToGarment" | "DirectToFilm" | "Transfers" | "Sublimation" | "PadPrint" | "LaserEngraving" | "Digitizing" | "Finishing" | "Other";
                 /** @description `false` for archived vendors only, `true` for active ones only; when omitted (and `filters` does not name `isActive`), active vendors only */
                 isActive?: "true" | "false";
-                /** @description Only the vendor with this externalId (exact) */
+                /** @description Only the vendor with this externalId (exact, after trimming spaces at either end, as a written one is) */
                 externalId?: string;
                 /** @description Text to look for (case-insensitive) in the list's searchable fields */
                 search?: string;

@@ -71,8 +71,13 @@ export function externalIdFilter(
   row: string,
 ): { externalId: z.ZodOptional<z.ZodString> } {
   return described({
-    externalId: z.string().max(200, "Must be at most 200 characters").optional(),
-  }, { externalId: `Only the ${row} with this externalId (exact)` });
+    // Trimmed as the field is when written, so a sync's raw id finds what it wrote.
+    externalId: z.string().trim().max(200, "Must be at most 200 characters").optional(),
+  }, {
+    externalId:
+      `Only the ${row} with this externalId (exact, after trimming spaces at either end, ` +
+      "as a written one is)",
+  });
 }
 
 export const Email = z.email({ error: "Must be an email address" }).max(

@@ -10,7 +10,13 @@ import {
 } from "@printshop/shared/contracts/catalogue";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { listSpec, offsetPage } from "@printshop/shared/db/pages";
-import { conflict, type ErrorDetail, invalid, validationError } from "@printshop/shared/http";
+import {
+  ApiError,
+  conflict,
+  type ErrorDetail,
+  invalid,
+  validationError,
+} from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { InternalContext } from "@printshop/shared/internal-context";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
@@ -214,10 +220,7 @@ async function createVariants(
     if (violates(error, VARIANT_EXTERNAL_ID)) {
       // A single create is answered by holdingKeys, naming the variant that took it.
       if (at.row === null) throw error;
-      throw conflict(
-        "Another request took an external id of these rows meanwhile; nothing was written, " +
-          "send the rows again",
-      );
+      throw await externalIdsTakenMeanwhile(sql, organizationId, rows, at);
     }
     if (at.row === null) {
       // A single create that lost a race to another: named as if it had come second.
@@ -276,6 +279,38 @@ async function checkExternalIds(
       });
     } else first.set(row.externalId, index);
   });
+}
+
+/**
+ * A bulk create that another request beat to one of its external ids (between the check and the
+ * write): 409, each such row named with the variant that now holds its id.
+ */
+async function externalIdsTakenMeanwhile(
+  sql: Sql,
+  organizationId: string,
+  rows: readonly { externalId?: string | null | undefined }[],
+  at: RowPaths,
+): Promise<ApiError> {
+  const given = rows.flatMap((row) => row.externalId ? [row.externalId] : []);
+  const held = new Map(
+    (await read(sql, (q) =>
+      q<{ id: string; external_id: string }[]>`
+        SELECT id, external_id FROM garment_variants
+        WHERE organization_id = ${organizationId} AND external_id = ANY(${given}::text[])`))
+      .map((v) => [v.external_id, v.id]),
+  );
+  const details = rows.flatMap((row, index) => {
+    const holder = row.externalId ? held.get(row.externalId) : undefined;
+    return holder === undefined ? [] : [{
+      path: at.field(index, "externalId"),
+      message: `Already taken by garment variant ${holder}`,
+    }];
+  });
+  return new ApiError(
+    "conflict",
+    "Another request took an external id of these rows meanwhile; nothing was written",
+    details,
+  );
 }
 
 /** `input.12.size` → 12, for listing problems in row order. */

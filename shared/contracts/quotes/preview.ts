@@ -73,7 +73,9 @@ export const PreviewQuoteBody = CreateQuoteBody.extend({
   description: "A quote tree as the write operations take it: the quote's fields with its " +
     "groups, each group's lines (with their variants) and decorations. Rows are priced in the " +
     "order given (groups, then each group's lines with their variants, then its decorations), " +
-    "which is the order the writes would take; `sortOrder` is accepted and not read",
+    "which is the order the writes would take; `sortOrder` is accepted and not read, and so are " +
+    "references pricing does not read (`externalId`, `clientId`, …). At most " +
+    `${PREVIEW_LIMITS.rows} lines, variants and decorations in all`,
 });
 export type PreviewQuoteBody = z.infer<typeof PreviewQuoteBody>;
 /** The 24 staff tees of QUOTE_EXAMPLE with their front print, as one tree. */
