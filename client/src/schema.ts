@@ -4190,7 +4190,7 @@ export interface components {
             customImageUrl?: string | null;
             /** @description Position in the group's one sequence shared by lines and decorations, from 1; omit on create to append */
             sortOrder?: number;
-        };
+        } & (unknown & unknown & unknown & unknown & unknown);
         /**
          * @description The fields of a new quote variant; those not given take their defaults
          * @example {
@@ -4233,7 +4233,7 @@ export interface components {
             showOnDocuments?: boolean;
             /** @description Position among the line's variants, from 1; omit on create to append */
             sortOrder?: number;
-        };
+        } & (unknown & unknown & unknown & unknown);
         /**
          * @description A change of stock; refused (409) if it would take a count below zero, unless the organisation allows negative stock
          * @example {

@@ -26,6 +26,69 @@ export function atLeastOneOf(
   };
 }
 
+/**
+ * Adds cross-field rules to a schema's document (`allOf`), beside what it has; the server keeps
+ * its own checks and messages. For rules a body's fields alone say (`atLeastOneOf`,
+ * `givenTogether`, `whenThen`).
+ */
+export function documentRules(schema: z.ZodType, rules: readonly Record<string, unknown>[]): void {
+  const meta = z.globalRegistry.get(schema) ?? {};
+  const allOf = Array.isArray(meta.allOf) ? meta.allOf : [];
+  z.globalRegistry.add(schema, { ...meta, allOf: [...allOf, ...rules.map(open)] });
+}
+
+/**
+ * A rule's fragment names the properties it constrains and leaves the others to the body's
+ * schema: said outright (`additionalProperties: true`), as example checkers that close every
+ * schema listing properties (Redocly's) would otherwise refuse every other field.
+ */
+function open(node: unknown): Record<string, unknown> {
+  const fragment = node as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fragment)) {
+    copy[key] = Array.isArray(value)
+      ? value.map((v) => (typeof v === "object" && v !== null ? open(v) : v))
+      : typeof value === "object" && value !== null && key !== "properties"
+      ? open(value)
+      : value;
+  }
+  if ("properties" in copy && !("additionalProperties" in copy)) copy.additionalProperties = true;
+  return copy;
+}
+
+/** A field given, whatever its value (null too). */
+export const given = (field: string): Record<string, unknown> => ({
+  required: [field],
+  properties: { [field]: {} },
+});
+
+/** A field given and not null. */
+const present = (field: string): Record<string, unknown> => ({
+  required: [field],
+  properties: { [field]: { not: { type: "null" } } },
+});
+
+/** "`a` and `b` are given together": either one given (not null) needs the other. */
+export function givenTogether(a: string, b: string): Record<string, unknown>[] {
+  return [
+    { if: present(a), then: present(b) },
+    { if: present(b), then: present(a) },
+  ];
+}
+
+/** When `when` holds, `then` must: each a JSON Schema over the body. */
+export function whenThen(
+  when: Record<string, unknown>,
+  then: Record<string, unknown>,
+): Record<string, unknown> {
+  return { if: when, then };
+}
+
+/** The fields are absent or null. */
+export function absentOrNull(...fields: string[]): Record<string, unknown> {
+  return { properties: Object.fromEntries(fields.map((f) => [f, { type: "null" }])) };
+}
+
 /** How a caller authenticated: an organisation's own key, or a partner app acting for it. */
 export const CREDENTIAL_KINDS = ["tenant_key", "partner"] as const;
 export type CredentialKind = typeof CREDENTIAL_KINDS[number];

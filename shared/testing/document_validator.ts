@@ -24,7 +24,12 @@ export function closedSchema(node: unknown): unknown {
       copy[key] = closedSchema(value);
     }
   }
-  if (typeof copy.properties === "object" && copy.additionalProperties === undefined) {
+  // Objects only: a rule's fragment (`if`, `then`, a branch of `anyOf`) that names properties
+  // constrains those and leaves the rest to the object it applies to.
+  if (
+    copy.type === "object" && typeof copy.properties === "object" &&
+    copy.additionalProperties === undefined
+  ) {
     copy.additionalProperties = false;
   }
   return copy;

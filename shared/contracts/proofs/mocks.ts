@@ -8,6 +8,7 @@ import {
   DateTime,
   Deleted,
   described,
+  documentRules,
   setExamples,
   Text,
   Uuid,
@@ -91,10 +92,9 @@ setExamples(UpdateMockBody, {
   images: ["https://files.inkwellprint.com.au/mocks/riverside-front-v2.png"],
 });
 // The owner rule, for the document too (the server's own check names every field).
-z.globalRegistry.add(CreateMockBody, {
-  ...z.globalRegistry.get(CreateMockBody),
-  allOf: [atLeastOneOf(Object.fromEntries(MOCK_OWNER_FIELDS.map((field) => [field, "value"])))],
-});
+documentRules(CreateMockBody, [
+  atLeastOneOf(Object.fromEntries(MOCK_OWNER_FIELDS.map((field) => [field, "value"]))),
+]);
 export type CreateMockBody = z.infer<typeof CreateMockBody>;
 export type UpdateMockBody = z.infer<typeof UpdateMockBody>;
 

@@ -1,9 +1,30 @@
 /** Lines of a quote group: garments, services, costs, and Discount/Surcharge adjustments. */
 import { z } from "zod";
-import { DateTime, Deleted, described, setExamples, Text, Uuid, writeBodies } from "../common.ts";
+import {
+  absentOrNull,
+  DateTime,
+  Deleted,
+  described,
+  documentRules,
+  givenTogether,
+  setExamples,
+  Text,
+  Uuid,
+  whenThen,
+  writeBodies,
+} from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
-import { Amount, LineType, OptionalText, Quantity, SortOrder, Url, ValueType } from "./values.ts";
+import {
+  ADJUSTMENT_LINE_TYPES,
+  Amount,
+  LineType,
+  OptionalText,
+  Quantity,
+  SortOrder,
+  Url,
+  ValueType,
+} from "./values.ts";
 import { QUOTE_VARIANT_EXAMPLE, QuoteVariant } from "./variants.ts";
 
 /** One description per field, for the line and its write bodies. */
@@ -121,6 +142,28 @@ setExamples(CreateQuoteLineBody, {
   description: "Black, unisex fit",
 });
 setExamples(UpdateQuoteLineBody, { title: "Staff tee", description: "Black, unisex fit" });
+// What lineShapeProblem (services/quotes/domain/rows.ts) refuses, for the document too: only a
+// Discount or Surcharge line has a valueType (and a percentage when it is Percentage) and no
+// per-line discount; a per-line discount is its type and amount together.
+const isAdjustmentLine = {
+  required: ["lineType"],
+  properties: { lineType: { enum: [...ADJUSTMENT_LINE_TYPES] } },
+};
+documentRules(CreateQuoteLineBody, [
+  whenThen(
+    {
+      required: ["lineType", "valueType"],
+      properties: {
+        lineType: { enum: [...ADJUSTMENT_LINE_TYPES] },
+        valueType: { const: "Percentage" },
+      },
+    },
+    { required: ["percentage"], properties: { percentage: { type: "number" } } },
+  ),
+  whenThen(isAdjustmentLine, absentOrNull("discountValueType", "discountPercentage")),
+  whenThen({ not: isAdjustmentLine }, absentOrNull("valueType", "percentage")),
+  ...givenTogether("discountValueType", "discountPercentage"),
+]);
 export type CreateQuoteLineBody = z.infer<typeof CreateQuoteLineBody>;
 export type UpdateQuoteLineBody = z.infer<typeof UpdateQuoteLineBody>;
 

@@ -1,6 +1,18 @@
 /** Size/colour variants of a quote line, and custom cost rows (freight). */
 import { z } from "zod";
-import { DateTime, Deleted, described, setExamples, Uuid, writeBodies } from "../common.ts";
+import {
+  absentOrNull,
+  DateTime,
+  Deleted,
+  described,
+  documentRules,
+  given,
+  givenTogether,
+  setExamples,
+  Uuid,
+  whenThen,
+  writeBodies,
+} from "../common.ts";
 import { defineEvents } from "../events.ts";
 import { operations } from "../operation.ts";
 import {
@@ -120,6 +132,20 @@ setExamples(CreateQuoteVariantBody, {
   markupValue: 33,
 });
 setExamples(UpdateQuoteVariantBody, { quantity: 12 });
+// What variantPricingProblem and variantShapeProblem (services/quotes/domain/rows.ts) refuse, for
+// the document too: a sell price or a markup, never both; a markup is type and value; a custom
+// line has no size or colour.
+documentRules(CreateQuoteVariantBody, [
+  whenThen(
+    given("unitPriceExGst"),
+    { not: { anyOf: [given("markupType"), given("markupValue")] } },
+  ),
+  ...givenTogether("markupType", "markupValue"),
+  whenThen(
+    { required: ["isCustomLine"], properties: { isCustomLine: { const: true } } },
+    absentOrNull("size", "colour"),
+  ),
+]);
 export type CreateQuoteVariantBody = z.infer<typeof CreateQuoteVariantBody>;
 export type UpdateQuoteVariantBody = z.infer<typeof UpdateQuoteVariantBody>;
 
