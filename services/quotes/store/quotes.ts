@@ -392,10 +392,20 @@ export async function listQuotesJson(
 }
 
 export async function salesRepFacet(sql: Queryable, organizationId: string): Promise<string[]> {
+  // A loose index scan (quotes_by_sales_rep, migration 0009): each step finds the next rep after
+  // the one before, one index probe per rep, where DISTINCT reads every quote.
   const rows = await read(sql, (q) =>
     q<{ email: string }[]>`
-      SELECT DISTINCT sales_rep_email AS email FROM quotes
-      WHERE organization_id = ${organizationId} AND sales_rep_email IS NOT NULL
-      ORDER BY email`);
+      WITH RECURSIVE reps (email) AS (
+        (SELECT sales_rep_email FROM quotes
+         WHERE organization_id = ${organizationId} AND sales_rep_email IS NOT NULL
+         ORDER BY sales_rep_email LIMIT 1)
+        UNION ALL
+        SELECT (SELECT sales_rep_email FROM quotes
+                WHERE organization_id = ${organizationId} AND sales_rep_email > reps.email
+                ORDER BY sales_rep_email LIMIT 1)
+        FROM reps WHERE reps.email IS NOT NULL
+      )
+      SELECT email FROM reps WHERE email IS NOT NULL`);
   return rows.map((r) => r.email);
 }
