@@ -6,7 +6,7 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { buildOpenApiDocument, type OpenApiDocument } from "@printshop/shared/openapi";
 import { CreateQuoteLineBody, CreateQuoteVariantBody } from "@printshop/shared/contracts/quotes";
-import { documentValidator, SCHEMAS_BASE } from "../../shared/testing/document_validator.ts";
+import { documentValidator, SCHEMAS_BASE } from "@printshop/shared/testing/document-validator";
 import { lineShapeProblem, variantPricingProblem, variantShapeProblem } from "./domain/rows.ts";
 import { newLine } from "./domain/new_rows.ts";
 
