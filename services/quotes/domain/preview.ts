@@ -30,7 +30,12 @@ import {
   noDefaultGroupProblem,
   type PricingMarkupGroup,
 } from "./markup_groups.ts";
-import { lineShapeProblem, variantPricingProblem, variantShapeProblem } from "./rows.ts";
+import {
+  lineShapeProblem,
+  noVariantsOn,
+  variantPricingProblem,
+  variantShapeProblem,
+} from "./rows.ts";
 
 /** The tax rate the tree is priced with, as the quote would copy it. */
 export interface PreviewTaxRate {
@@ -90,7 +95,7 @@ export function previewQuote(
       const { shape, pricing } = newLine(line);
       const shapeProblem = at(prefix, lineShapeProblem(shape));
       if (shapeProblem) return { ok: false, problem: shapeProblem };
-      const variants: Omit<LineVariant, "inScope">[] = [];
+      const variants: LineVariant[] = [];
       for (const [v, variant] of (line.variants ?? []).entries()) {
         const where = `${prefix}.variants.${v}`;
         if (isAdjustment(line.lineType)) {
@@ -98,7 +103,7 @@ export function previewQuote(
             ok: false,
             problem: {
               path: `${prefix}.variants`,
-              message: `A ${line.lineType} line has no variants`,
+              message: noVariantsOn(line.lineType),
             },
           };
         }
@@ -124,7 +129,7 @@ export function previewQuote(
           const none = at(where, noDefaultGroupProblem(markupGroups, "markupSource", "garment"));
           if (none) return { ok: false, problem: none };
         }
-        variants.push({ input, markupGroupId: variant.markupGroupId ?? null });
+        variants.push({ input, markupGroupId: variant.markupGroupId ?? null, inScope: true });
       }
       // Each variant's write re-bands every `group` row of the line on the line's quantity after
       // it. Quantities are never negative, so that quantity only grows, and a group's bands
@@ -132,10 +137,7 @@ export function previewQuote(
       // So the last write's re-banding decides every row, and one re-banding on the whole line
       // gives what the writes leave (reband_test.ts holds the two to the same answers). One
       // pass, where doing it write by write would cost the square of the line's variants.
-      lines.push({
-        ...pricing,
-        variants: rebandLineVariants(variants.map((v) => ({ ...v, inScope: true })), markupGroups),
-      });
+      lines.push({ ...pricing, variants: rebandLineVariants(variants, markupGroups) });
     }
     const decorations: DecorationInput[] = [];
     for (const [d, decoration] of (group.decorations ?? []).entries()) {

@@ -36,6 +36,11 @@ export function lineShapeProblem(shape: LineShape): ErrorDetail | null {
   return null;
 }
 
+/** A Discount or Surcharge line is an amount of its own: a variant written to one is refused. */
+export function noVariantsOn(lineType: string): string {
+  return `A ${lineType} line has no variants`;
+}
+
 /** A custom line (freight, say) has no size or colour. */
 export function variantShapeProblem(
   isCustomLine: boolean,

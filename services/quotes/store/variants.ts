@@ -9,7 +9,7 @@ import { assertNoProblem, conflict } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
 import { repriceOnCostChange, setManualSell, type VariantInput } from "../domain/pricing.ts";
-import { variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
+import { noVariantsOn, variantPricingProblem, variantShapeProblem } from "../domain/rows.ts";
 import { newVariant } from "../domain/new_rows.ts";
 import { type RebandScope, recomputeQuote, type RepricedVariants } from "./aggregate.ts";
 import { type LockedQuote, lockQuoteRow } from "./quote_locks.ts";
@@ -26,7 +26,7 @@ export async function createVariant(
 ): Promise<QuoteVariant> {
   return await transaction(sql, async (tx) => {
     const { row: line, quote } = await lockQuoteRow(tx, organizationId, LINES, lineId);
-    if (isAdjustment(line.line_type)) throw conflict(`A ${line.line_type} line has no variants`);
+    if (isAdjustment(line.line_type)) throw conflict(noVariantsOn(line.line_type));
     const isCustomLine = input.isCustomLine ?? false;
     assertNoProblem(variantShapeProblem(isCustomLine, input.size ?? null, input.colour ?? null));
     assertNoProblem(variantPricingProblem(input));
