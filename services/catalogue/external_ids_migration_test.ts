@@ -4,7 +4,7 @@
  * rows and distinct values are left alone, and the rule then holds.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { connect, migrate, readMigrations } from "@printshop/shared/db";
+import { connect, migrate, PLATFORM_MIGRATIONS, readMigrations } from "@printshop/shared/db";
 import { createTestDatabase } from "@printshop/shared/testing";
 
 Deno.test("migration 0006 keeps the oldest row's external id and suffixes later duplicates", async () => {
@@ -12,6 +12,9 @@ Deno.test("migration 0006 keeps the oldest row's external id and suffixes later 
   const owner = connect(db.ownerUrl, { schema: "catalogue", max: 1 });
   try {
     const all = await readMigrations(new URL("./migrations/", import.meta.url));
+    // As a service's start does: the platform's track first (later migrations rely on it).
+    const platform = await readMigrations(PLATFORM_MIGRATIONS);
+    await migrate(owner, "catalogue", platform, undefined, "platform_migrations");
     await migrate(owner, "catalogue", all.filter((m) => m.version < 6));
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
     const long = "L".repeat(200);

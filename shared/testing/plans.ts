@@ -8,7 +8,7 @@
  * sends. Which statements, which tables and which indexes each test expects stay in its file.
  */
 import assert from "node:assert/strict";
-import type postgres from "postgres";
+import postgres from "postgres";
 import {
   connect,
   type Fragment,
@@ -18,7 +18,7 @@ import {
   transaction,
   type TransactionSql,
 } from "../db/mod.ts";
-import { ROLES, roleUrl, withOrganization } from "../db/tenancy.ts";
+import { ORGANIZATION_SETTING, ROLES, roleUrl, withOrganization } from "../db/tenancy.ts";
 
 /** One node of a plan as EXPLAIN (FORMAT JSON) gives it, as far as the plan checks read it. */
 export interface PlanNode {
@@ -186,4 +186,128 @@ export function recordingPool(
     },
   });
   return { sql, sent };
+}
+
+/**
+ * The plans of the statements a search function (`<table>_matching`, README "Search") runs when
+ * asked for `term` for `organizationId`, as PostgreSQL's auto_explain reports them: a function's
+ * statements do not show in the EXPLAIN of the list that calls it. On a connection of the test
+ * database's superuser (`databaseUrl`; loading auto_explain needs one), with the schema's search
+ * path; the function runs as its owner all the same, so its plans are the service's.
+ */
+export async function searchPlans(
+  databaseUrl: string,
+  schema: string,
+  organizationId: string,
+  fn: string,
+  term: string,
+): Promise<PlanNode[]> {
+  const notices: string[] = [];
+  const admin = postgres(databaseUrl, {
+    max: 1,
+    onnotice: (notice) => notices.push(String(notice.message)),
+    connection: { search_path: schema },
+  });
+  try {
+    await admin.begin(async (tx) => {
+      await tx.unsafe(`LOAD 'auto_explain'`);
+      const settings: [string, string][] = [
+        ["auto_explain.log_min_duration", "0"],
+        ["auto_explain.log_nested_statements", "on"],
+        ["auto_explain.log_format", "json"],
+        ["auto_explain.log_level", "notice"],
+        [ORGANIZATION_SETTING, organizationId],
+      ];
+      for (const [name, value] of settings) await tx`SELECT set_config(${name}, ${value}, true)`;
+      await tx`SELECT ${tx.unsafe(fn)}(${`%${term}%`})`;
+    });
+  } finally {
+    await admin.end();
+  }
+  // Each notice is "duration: … ms  plan:\n" and the plan's JSON; the last is the call's own.
+  const plans = notices.filter((n) => n.includes("plan:")).map((n) =>
+    (JSON.parse(n.slice(n.indexOf("{"))) as { Plan: PlanNode }).Plan
+  );
+  assert(plans.length >= 2, `${fn} reported no plans of its own: ${notices.join("\n")}`);
+  return plans.slice(0, -1);
+}
+
+/**
+ * Fails unless `plans` read `table` through `index`, and read it through nothing else but the
+ * `others` (a key another table leads to): a search function that lost its trigram index reads
+ * the table through another, or whole.
+ */
+export function assertReadsThrough(
+  plans: readonly PlanNode[],
+  table: string,
+  index: string,
+  what: string,
+  others: readonly string[] = [],
+): void {
+  const scans = plans.flatMap(scansOf).filter((s) => s.table === table);
+  const shown = plans.map((p) => outline(p)).join("\n");
+  assert(
+    scans.some((s) => s.indexes.includes(index)),
+    `${what}: ${table} not read through ${index}\n${shown}`,
+  );
+  for (const scan of scans) {
+    assert(
+      scan.indexes.some((i) => i === index || others.includes(i)),
+      `${what}: ${table} is read by ${scan.type} through [${scan.indexes}]\n${shown}`,
+    );
+  }
+}
+
+/** A search function to check, and what it is checked with (assertSearchFunction). */
+export interface SearchFunctionCheck {
+  /** The function, `<table>_matching`, its table and the trigram index it reads. */
+  fn: string;
+  table: string;
+  index: string;
+  /** Keys another table leads the function to (the client's quotes, say): reads allowed too. */
+  others?: readonly string[];
+  /**
+   * Terms each held by exactly one row of `big` and one of `other` (one per searched column, so
+   * each column is shown to be searched); the first one's plan is checked.
+   */
+  terms: readonly string[];
+}
+
+/**
+ * Checks a search function (README "Search") as the service calls it, on the runtime role's pool
+ * `sql`: each term finds exactly the one row of the organisation in force (`big`, then `other`,
+ * which hold rows of the same text), none with no organisation in force, and none when asked
+ * for `big` while `other` is in force; and for the first term, in `big` (a shop whose rows are
+ * dear to read whole, ANALYZEd), it reads its trigram index.
+ */
+export async function assertSearchFunction(
+  h: { sql: Sql; databaseUrl: string; deps: { sql: Sql } },
+  schema: string,
+  { big, other }: { big: string; other: string },
+  check: SearchFunctionCheck,
+): Promise<void> {
+  const { fn, table, index, terms, others = [] } = check;
+  const ids = async (organizationId: string | undefined, term: string, asked?: string) => {
+    const call = (q: Queryable) =>
+      asked === undefined
+        ? q<{ id: string }[]>`SELECT id FROM ${q.unsafe(fn)}(${`%${term}%`}) AS m (id)`
+        : q<{ id: string }[]>`SELECT id FROM ${q.unsafe(fn)}(${`%${term}%`}, ${asked}) AS m (id)`;
+    const rows = organizationId === undefined
+      ? await call(h.deps.sql)
+      : await withOrganization(organizationId, () => transaction(h.deps.sql, call));
+    return rows.map((r) => r.id);
+  };
+  for (const term of terms) {
+    for (const organizationId of [big, other]) {
+      const found = await ids(organizationId, term);
+      assert.equal(found.length, 1, `${fn}("${term}") for one shop: ${found.length} rows`);
+      const [row] = await h.sql<{ organization_id: string }[]>`
+        SELECT organization_id FROM ${h.sql(schema)}.${h.sql(table)} WHERE id = ${found[0]!}`;
+      assert.equal(row?.organization_id, organizationId, `${fn}("${term}"): the shop's own row`);
+    }
+    assert.deepStrictEqual(await ids(undefined, term), [], `${fn}: no shop in force, no rows`);
+    assert.deepStrictEqual(await ids(other, term, big), [], `${fn}: another shop's, no rows`);
+  }
+  const plans = await searchPlans(h.databaseUrl, schema, big, fn, terms[0]!);
+  assertReadsThrough(plans, table, index, fn, others);
 }

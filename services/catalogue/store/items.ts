@@ -108,7 +108,7 @@ const CATALOGUE_LIST = listSpec(ListCatalogueItemsQuery, {
   from: "catalogue_items",
   select: ITEMS.select,
   fields: CATALOGUE_FIELDS,
-  search: ["style_code", "name", "brand", "description", "external_id"],
+  search: "catalogue_items_matching",
   order: { field: "createdAt", direction: "asc" },
 });
 

@@ -105,7 +105,7 @@ const PREBUILT_ITEM_LIST = listSpec(ListPrebuiltItemsQuery, {
   from: "prebuilt_items",
   select: PREBUILTS.select,
   fields: PREBUILT_ITEM_FIELDS,
-  search: ["name", "description"],
+  search: "prebuilt_items_matching",
   order: { field: "createdAt", direction: "asc" },
 });
 

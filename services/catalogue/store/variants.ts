@@ -498,7 +498,7 @@ const GARMENT_VARIANT_LIST = listSpec(ListGarmentVariantsQuery, {
   select: VARIANTS.selectAs("v"),
   id: "v.id",
   fields: GARMENT_VARIANT_FIELDS,
-  search: ["v.style_code", "v.color", "v.size", "v.stock_code", "v.external_id"],
+  search: "garment_variants_matching",
   first: "v.style_code ASC, v.color ASC",
   order: { field: "size", direction: "asc" },
 });

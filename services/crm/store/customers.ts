@@ -194,7 +194,7 @@ const CUSTOMER_LIST = listSpec(ListCustomersQuery, {
   from: "customers",
   select: CUSTOMERS.select,
   fields: CUSTOMER_FIELDS,
-  search: ["company_name", "email", "phone", "tax_number", "array_to_string(tags, ' ')"],
+  search: "customers_matching",
   order: { field: "createdAt", direction: "asc" },
 });
 

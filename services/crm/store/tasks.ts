@@ -208,7 +208,7 @@ const TASK_LIST = listSpec(ListTasksQuery, {
   from: "tasks",
   select: TASKS.select,
   fields: TASK_FIELDS,
-  search: ["title", "description"],
+  search: "tasks_matching",
   order: { field: "createdAt", direction: "asc" },
 });
 

@@ -185,7 +185,7 @@ const VENDOR_LIST = listSpec(ListVendorsQuery.omit({ serviceType: true }), {
   from: "vendors",
   select: VENDORS.select,
   fields: VENDOR_FIELDS,
-  search: ["name", "account_number", "notes"],
+  search: "vendors_matching",
   order: { field: "name", direction: "asc" },
 });
 

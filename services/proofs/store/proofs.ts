@@ -39,7 +39,7 @@ const PROOF_LIST = listSpec(ListProofsQuery, {
   from: "proofs",
   select: PROOFS.select,
   fields: PROOF_FIELDS,
-  search: ["title", "recipient_name", "recipient_email"],
+  search: "proofs_matching",
   order: { field: "createdAt", direction: "desc" },
 });
 

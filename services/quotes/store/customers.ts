@@ -35,7 +35,8 @@ const APPLIED = FACT_FIELDS.filter((field) => field !== "customerId")
 /**
  * The SQL giving the name of the client of the quote row `quote` (an alias or table name): the
  * customer's name while the projection knows it and it is not deleted, else NULL. One expression
- * for the quote's JSON, the quote list's search and the JS presenters, so they cannot disagree.
+ * for the quote's JSON and the JS presenters, so they cannot disagree (the quote list's search,
+ * migration 0010, reads the same rows: not deleted).
  */
 export function clientNameSql(quote: string): string {
   return `(SELECT cc.name FROM crm_customers cc

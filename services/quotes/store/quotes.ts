@@ -28,7 +28,6 @@ import {
   rememberDocuments,
   storedDocument,
 } from "./quote_documents.ts";
-import { clientNameSql } from "./customers.ts";
 import { recomputeQuote } from "./aggregate.ts";
 import { ensureDefaultTaxRate, findTaxRate, unknownTaxRate } from "./tax_rates.ts";
 
@@ -371,8 +370,8 @@ export const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
   fields: QUOTE_FIELDS,
-  // The client's name as the customer projection knows it (store/customers.ts).
-  search: ["quote_ref", "reference", "notes", "client_id::text", clientNameSql("quotes")],
+  // Ref, reference, notes, client id and the client's name (migration 0010).
+  search: "quotes_matching",
   order: { field: "createdAt", direction: "desc" },
 });
 
