@@ -163,6 +163,11 @@ Deno.test("the client against a running stack", async (t) => {
       pagesOf(sent, "/v1/quotes").map((url) => url.searchParams.get("offset")),
       ["0", "2", "4"],
     );
+    // A walk has no use for the count: every page is asked without it, and ends on hasMore.
+    assertEquals(
+      pagesOf(sent, "/v1/quotes").map((url) => url.searchParams.get("count")),
+      ["false", "false", "false"],
+    );
   });
 
   await t.step("paginate walks a cursor list page by page", async () => {

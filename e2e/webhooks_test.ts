@@ -110,6 +110,7 @@ Deno.test("webhooks through the gateway", async (t) => {
     assertEquals(data(await send(stack, otherKey.data.apiKey, 200, "GET", "/v1/webhooks")), {
       items: [],
       totalCount: 0,
+      hasMore: false,
     });
     await send(stack, otherKey.data.apiKey, 200, "DELETE", `/v1/webhooks/${webhookId}`);
     await send(stack, shop.apiKey, 200, "GET", `/v1/webhooks/${webhookId}`);

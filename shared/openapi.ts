@@ -84,7 +84,8 @@ export interface OpenApiOperation {
 
 /**
  * A list's paging, in one shape for every list: which parameters move through it and where an
- * answer holds its rows and what comes next. Offset lists count every match (`total`); cursor
+ * answer holds its rows and what comes next. Offset lists count every match (`total`, null when
+ * the request said `count=false`) and say whether more follow (`hasMore`); cursor
  * lists hand back the next page's cursor (`next`), null on the last page; the event log hands
  * back the last event's id (`next`, to poll from later) and says whether more follow (`hasMore`).
  */
@@ -95,6 +96,7 @@ export type Pagination =
     offsetParameter: "offset";
     items: "data.items";
     total: "data.totalCount";
+    hasMore: "data.hasMore";
   }
   | {
     style: "cursor";
@@ -124,6 +126,7 @@ const OFFSET_PAGING: Pagination = {
   offsetParameter: "offset",
   items: "data.items",
   total: "data.totalCount",
+  hasMore: "data.hasMore",
 };
 const CURSOR_PAGING: Pagination = {
   style: "cursor",

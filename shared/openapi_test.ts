@@ -262,6 +262,7 @@ Deno.test("buildOpenApiDocument() turns each query key into a parameter, as the 
   assert.deepEqual(query.map((p) => p.name), [
     "limit",
     "offset",
+    "count",
     "clientId",
     "status",
     "externalId",

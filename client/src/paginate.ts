@@ -1,8 +1,10 @@
 /**
  * Walking a list to its end. How each list pages is read from the document (`x-pagination`,
  * generated into `pagination`), never guessed from its path: offset lists advance `offset` by the
- * rows received until `totalCount` is reached; cursor lists send back `nextCursor` until it is
- * null; the event log sends back `lastEventId` as `after` while `hasMore` is true.
+ * rows received while `hasMore` is true (asked with `count=false` unless the query says: a walk
+ * has no use for the count, which costs the server more as the list grows); cursor lists send
+ * back `nextCursor` until it is null; the event log sends back `lastEventId` as `after` while
+ * `hasMore` is true.
  */
 import type { Client } from "openapi-fetch";
 import { PrintShopApiError } from "./errors.ts";
@@ -85,6 +87,7 @@ export function createPaginate(client: Client<paths>): Paginate {
 
     if (spec.style === "offset") {
       let offset = Number(query[spec.offsetParameter] ?? 0);
+      query.count ??= "false";
       for (;;) {
         // The document declares query integers as strings (`^\d{1,9}$`).
         query[spec.offsetParameter] = String(offset);
@@ -93,9 +96,8 @@ export function createPaginate(client: Client<paths>): Paginate {
         if (!Array.isArray(items)) throw new Error(`${path}: no ${spec.items} in the answer`);
         yield* items;
         offset += items.length;
-        // An empty page also ends it: `limit=0` answers only the count, and rows may have been
-        // deleted since `totalCount` was taken.
-        if (items.length === 0 || offset >= Number(at(body, spec.total))) return;
+        // An empty page also ends it: `limit=0` answers no rows whatever follows.
+        if (items.length === 0 || at(body, spec.hasMore) !== true) return;
       }
     }
 

@@ -9408,6 +9408,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /** @description Only this customer's quotes */
                 clientId?: string;
                 /**
@@ -9609,7 +9611,8 @@ export interface operations {
                      *             "sentAt": null
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -9629,10 +9632,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["Quote"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -12202,6 +12210,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only groups of this lane
                  * @example garment
@@ -12266,7 +12276,8 @@ export interface operations {
                      *             "updatedAt": "2026-02-20T04:05:51.932Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -12286,10 +12297,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["MarkupGroup"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -12705,6 +12721,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Field to order by; the id breaks ties, so the order is stable
                  * @example name
@@ -12751,7 +12769,8 @@ export interface operations {
                      *             "updatedAt": "2026-01-12T23:38:55.410Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -12771,10 +12790,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["TaxRate"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -13489,6 +13513,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /** @description Only variants of this catalogue item */
                 garmentCatalogueItemId?: string;
                 /**
@@ -13583,7 +13609,8 @@ export interface operations {
                      *             "updatedAt": "2026-11-20T03:00:12.500Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -13603,10 +13630,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["GarmentVariant"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -14035,6 +14067,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only adjustments for this reason
                  * @example received
@@ -14091,7 +14125,8 @@ export interface operations {
                      *             "createdAt": "2026-11-21T09:30:00.000Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -14111,10 +14146,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["StockAdjustment"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -14434,6 +14474,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only items in this status
                  * @example active
@@ -14525,7 +14567,8 @@ export interface operations {
                      *             "updatedAt": "2026-03-04T01:12:40.118Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -14545,10 +14588,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["PrebuiltItem"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -15330,6 +15378,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only customers of this tier
                  * @example gold
@@ -15428,7 +15478,8 @@ export interface operations {
                      *             "updatedAt": "2026-06-18T04:40:00.915Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -15448,10 +15499,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["Customer"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -17037,6 +17093,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only vendors of this kind
                  * @example Decorator
@@ -17137,7 +17195,8 @@ export interface operations {
                      *             "updatedAt": "2026-05-03T06:20:11.004Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -17157,10 +17216,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["Vendor"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -18281,6 +18345,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only tasks in this status
                  * @example in_progress
@@ -18352,7 +18418,8 @@ export interface operations {
                      *             "updatedAt": "2026-11-21T09:30:00.000Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -18372,10 +18439,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["Task"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -19882,6 +19954,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only proofs in this status
                  * @example sent
@@ -19981,7 +20055,8 @@ export interface operations {
                      *             "updatedAt": "2026-11-21T08:02:44.310Z"
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -20001,10 +20076,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["Proof"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -21972,6 +22052,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /**
                  * @description Only subscriptions to this event
                  * @example quote.status_changed
@@ -22018,7 +22100,8 @@ export interface operations {
                      *             "secretRotatedAt": null
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -22038,10 +22121,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["WebhookSubscription"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -22493,6 +22581,8 @@ export interface operations {
                 limit?: string;
                 /** @description How many matching rows to skip, a whole number ≥ 0; 0 when omitted */
                 offset?: string;
+                /** @description `false` skips counting the matches (`totalCount` is then null; `hasMore` still says whether more follow). Counting reads every match, so it costs more as the list grows; a page without it costs the same at any size. `true` when omitted */
+                count?: "true" | "false";
                 /** @description Only deliveries in this status */
                 status?: "pending" | "retrying" | "succeeded" | "failed";
                 /** @description Field to order by; the id breaks ties, so the order is stable */
@@ -22561,7 +22651,8 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
-                     *         "totalCount": 1
+                     *         "totalCount": 1,
+                     *         "hasMore": false
                      *       }
                      *     }
                      */
@@ -22581,10 +22672,15 @@ export interface operations {
                             /** @description This page's rows, in the requested order */
                             items: components["schemas"]["WebhookDelivery"][];
                             /**
-                             * @description How many rows match the filters across every page
+                             * @description How many rows match the filters across every page; null when the request said `count=false`
                              * @example 1
                              */
-                            totalCount: number;
+                            totalCount: number | null;
+                            /**
+                             * @description Whether rows follow this page (`offset` + `limit` is short of the matches)
+                             * @example false
+                             */
+                            hasMore: boolean;
                         };
                     };
                 };
@@ -28773,21 +28869,24 @@ export const pagination = {
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/markup-groups": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/tax-rates": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/catalogue": {
     "style": "cursor",
@@ -28801,49 +28900,56 @@ export const pagination = {
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/garment-variants/{garmentVariantId}/stock-adjustments": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/prebuilt-items": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/customers": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/vendors": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/tasks": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/proofs": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/event-log": {
     "style": "cursor",
@@ -28858,14 +28964,16 @@ export const pagination = {
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   },
   "/v1/webhooks/{webhookId}/deliveries": {
     "style": "offset",
     "limitParameter": "limit",
     "offsetParameter": "offset",
     "items": "data.items",
-    "total": "data.totalCount"
+    "total": "data.totalCount",
+    "hasMore": "data.hasMore"
   }
 } as const;
 

@@ -31,7 +31,7 @@ export interface ListRoute {
   search: boolean;
 }
 
-const PAGING = new Set(["limit", "offset", "cursor", "after"]);
+const PAGING = new Set(["limit", "offset", "count", "cursor", "after"]);
 const SHARED = new Set(["sortField", "sortDirection", "filters", "search"]);
 
 /** The schema under `.optional()` and a transform (`BooleanParam`, the paging integers). */

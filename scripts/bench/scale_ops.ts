@@ -325,8 +325,14 @@ export async function readPlans(
       (await timedCall(`${ctx.gatewayUrl}${path}?limit=${WALK_LIMIT}`, { headers: ctx.headers }))
         .text,
     ).items;
-    const counted = list.paging === "offset";
-    const firstPage = (query: string, shown: string, kind: OperationKind, note?: string) => {
+    const offset = list.paging === "offset";
+    const firstPage = (
+      query: string,
+      shown: string,
+      kind: OperationKind,
+      note?: string,
+      counted = offset,
+    ) => {
       plans.push({
         name: `GET ${base(list)}?limit=${PAGE}${shown}`,
         kind,
@@ -353,6 +359,9 @@ export async function readPlans(
       });
     };
     firstPage("", "", "first-page");
+    // An offset list's first page without its count (`count=false`): what an integrator who
+    // does not need the count pays, held to the first-page goal whatever the matches.
+    if (offset) firstPage("&count=false", "&count=false", "first-page", undefined, false);
     for (const field of list.sortFields) {
       firstPage(`&sortField=${field}`, `&sortField=${field}`, "first-page");
       firstPage(
@@ -363,12 +372,12 @@ export async function readPlans(
     }
     for (const filter of list.named) {
       const choice = chooseFilter(filter, sample);
-      firstPage(
-        `&${filter.name}=${encodeURIComponent(choice.value)}`,
-        `&${filter.name}=${choice.shown}`,
-        "first-page",
-        choice.note,
-      );
+      const query = `&${filter.name}=${encodeURIComponent(choice.value)}`;
+      const shown = `&${filter.name}=${choice.shown}`;
+      firstPage(query, shown, "first-page", choice.note);
+      if (offset) {
+        firstPage(`${query}&count=false`, `${shown}&count=false`, "first-page", choice.note, false);
+      }
     }
     if (list.search) {
       const fields = list.path === "/v1/quotes" ? QUOTE_SEARCH_FIELDS : SEARCH_FIELDS;
@@ -383,7 +392,7 @@ export async function readPlans(
       }
       if (found === 0) skipped.push(`${list.path} search: no listed row has a text to search for`);
     }
-    if (list.paging === "offset" && (ctx.totals.get(list.path) ?? 0) >= options.farPageMinRows) {
+    if (offset && (ctx.totals.get(list.path) ?? 0) >= options.farPageMinRows) {
       plans.push({
         name: `GET ${base(list)}?limit=${FAR_LIMIT}&offset={${FAR_PAGES} pages in}`,
         kind: "offset-far",

@@ -33,7 +33,8 @@ interface Quote {
 
 interface Page {
   items: Quote[];
-  totalCount: number;
+  totalCount: number | null;
+  hasMore: boolean;
 }
 
 interface Detail {
@@ -339,11 +340,17 @@ step(
         const page = await a.list(`?limit=200&${query}`);
         assertEquals(ids(page.items), ids(expected));
         assertEquals(page.totalCount, expected.length);
-        // Paged, the same rows come back and every page counts all of them.
+        // Paged, the same rows come back and every page counts all of them; uncounted
+        // (count=false), the same pages with no count, and each says whether more follow.
         const paged: Quote[] = [];
         for (let offset = 0; offset < expected.length + 2; offset += 2) {
           const part = await a.list(`?limit=2&offset=${offset}&${query}`);
           assertEquals(part.totalCount, expected.length);
+          assertEquals(part.hasMore, offset + 2 < expected.length);
+          const uncounted = await a.list(`?limit=2&offset=${offset}&count=false&${query}`);
+          assertEquals(uncounted.totalCount, null);
+          assertEquals(uncounted.hasMore, part.hasMore);
+          assertEquals(ids(uncounted.items), ids(part.items));
           paged.push(...part.items);
         }
         assertEquals(ids(paged), ids(expected));

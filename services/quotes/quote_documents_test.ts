@@ -267,7 +267,7 @@ async function assertReadsMatch(a: Api, ids: string[], context: string): Promise
     );
     assertEquals(
       page,
-      `{"items":[${lives.join(",")}],"totalCount":${ids.length}}`,
+      `{"items":[${lives.join(",")}],"totalCount":${ids.length},"hasMore":false}`,
       `${context}, list ${visibility}`,
     );
   }
@@ -413,7 +413,7 @@ Deno.test("a page of stored documents is streamed as it is read; one missing is 
   const expected = async (offset = 0): Promise<string> =>
     `{"items":[${
       (await Promise.all(ids.slice(offset).map((id) => a.live(id, true)))).join(",")
-    }],"totalCount":3}`;
+    }],"totalCount":3,"hasMore":false}`;
   // The chunks the store gives, read directly.
   const chunks = async (offset = 0): Promise<string[]> => {
     const stream = await withOrganization(
@@ -432,7 +432,7 @@ Deno.test("a page of stored documents is streamed as it is read; one missing is 
   const streamed = await chunks();
   assertEquals(streamed.join(""), await expected());
   assertEquals(streamed.length, 2);
-  assertEquals(streamed[1], '],"totalCount":3}');
+  assertEquals(streamed[1], '],"totalCount":3,"hasMore":false}');
   assertEquals(await a.text("/v1/quotes?limit=200"), await expected());
   // One changed (its document cleared): the page is rendered again, never half-streamed.
   await a.call("PATCH", `/v1/quotes/${ids[1]}`, { notes: "changed" });
@@ -441,8 +441,24 @@ Deno.test("a page of stored documents is streamed as it is read; one missing is 
   assertEquals(await stored(), 3);
   // An offset, and a page past the end, which still carries the count.
   assertEquals((await chunks(1)).join(""), await expected(1));
-  assertEquals((await chunks(3)).join(""), '{"items":[],"totalCount":3}');
-  assertEquals(await a.text("/v1/quotes?offset=5"), '{"items":[],"totalCount":3}');
+  assertEquals((await chunks(3)).join(""), '{"items":[],"totalCount":3,"hasMore":false}');
+  assertEquals(await a.text("/v1/quotes?offset=5"), '{"items":[],"totalCount":3,"hasMore":false}');
+  // Not counted (count=false): no count, and whether a page follows, streamed or rendered.
+  assertEquals(
+    await a.text("/v1/quotes?limit=2&count=false"),
+    `{"items":[${(await Promise.all(ids.slice(0, 2).map((id) => a.live(id, true)))).join(",")}],` +
+      `"totalCount":null,"hasMore":true}`,
+  );
+  assertEquals(
+    await a.text("/v1/quotes?offset=3&count=false"),
+    '{"items":[],"totalCount":null,"hasMore":false}',
+  );
+  await a.call("PATCH", `/v1/quotes/${ids[0]}`, { notes: "changed again" });
+  assertEquals(
+    (await chunks(0)).join("").endsWith('],"totalCount":3,"hasMore":false}'),
+    true,
+    "rendered again, the tally as streamed",
+  );
 });
 
 Deno.test("a page larger than a run is streamed in several, each document once and in order", async () => {
@@ -466,10 +482,13 @@ Deno.test("a page larger than a run is streamed in several, each document once a
   const lives = await Promise.all(ids.map((id) => a.live(id, true)));
   assertEquals(
     new TextDecoder().decode(concatBytes(chunks)),
-    `{"items":[${lives.join(",")}],"totalCount":8}`,
+    `{"items":[${lives.join(",")}],"totalCount":8,"hasMore":false}`,
   );
   assertEquals(chunks.length, 3, "two runs and the closing chunk");
-  assertEquals(await a.text("/v1/quotes"), `{"items":[${lives.join(",")}],"totalCount":8}`);
+  assertEquals(
+    await a.text("/v1/quotes"),
+    `{"items":[${lives.join(",")}],"totalCount":8,"hasMore":false}`,
+  );
 });
 
 Deno.test("a first page's statement keeps one plan, not planned again on every read", async () => {

@@ -396,7 +396,7 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
         assertEquals(Object.keys(json), ["status", "message", "data"]);
         assertEquals([json.status, json.message], [true, "OK"]);
         const page = json.data as { items: Quote[]; totalCount: number };
-        assertEquals(Object.keys(page), ["items", "totalCount"]);
+        assertEquals(Object.keys(page), ["items", "totalCount", "hasMore"]);
         assertEquals(page.totalCount, ids.length);
         assertEquals(page.items.map((q) => q.id).sort(), [...ids].sort());
         for (const item of page.items) {
@@ -415,7 +415,11 @@ Deno.test("the SQL-built quote JSON equals the JS presenters' quote", async (t) 
           "cost keys are present with costs.read and absent (not null) without",
         );
         const empty = await a.get("/v1/quotes?limit=0", scopes);
-        assertSame(empty.json.data, { items: [], totalCount: ids.length }, "limit=0");
+        assertSame(
+          empty.json.data,
+          { items: [], totalCount: ids.length, hasMore: true },
+          "limit=0",
+        );
       });
     }
 

@@ -1072,9 +1072,13 @@ Deno.test("GET /v1/webhooks pages, sorts and filters this credential's subscript
 
   await t.step("limit and offset page, totalCount counts them all", async () => {
     const shown = subs.map(({ secret: _secret, ...rest }) => rest);
-    assertEquals(await list("?limit=2"), { items: shown.slice(0, 2), totalCount: 3 });
+    assertEquals(await list("?limit=2"), {
+      items: shown.slice(0, 2),
+      totalCount: 3,
+      hasMore: true,
+    });
     assertEquals((await list("?limit=2&offset=2")).items.map((s) => s.id), ids.slice(2));
-    assertEquals(await list("?limit=0"), { items: [], totalCount: 3 });
+    assertEquals(await list("?limit=0"), { items: [], totalCount: 3, hasMore: true });
     assertEquals((await list("?limit=100000")).items.length, 3);
   });
   await t.step("sortField and sortDirection, ties broken by id", async () => {

@@ -222,17 +222,25 @@ export function successEnvelope<T extends z.ZodType>(
   });
 }
 
-/** Offset-list `data`: one page of items and the count of every matching row. */
+/**
+ * Offset-list `data`: one page of items, the count of every matching row (null when the request
+ * said `count=false`) and whether rows follow this page.
+ */
 export function page<T extends z.ZodType>(
   item: T,
-): z.ZodObject<{ items: z.ZodArray<T>; totalCount: z.ZodInt }> {
+): z.ZodObject<
+  { items: z.ZodArray<T>; totalCount: z.ZodNullable<z.ZodInt>; hasMore: z.ZodBoolean }
+> {
   return z.object(described({
     items: z.array(item),
     // The documents' list examples show one item, so one row matches.
-    totalCount: z.int().min(0).meta({ examples: [1] }),
+    totalCount: z.int().min(0).nullable().meta({ examples: [1] }),
+    hasMore: z.boolean().meta({ examples: [false] }),
   }, {
     items: "This page's rows, in the requested order",
-    totalCount: "How many rows match the filters across every page",
+    totalCount: "How many rows match the filters across every page; null when the request " +
+      "said `count=false`",
+    hasMore: "Whether rows follow this page (`offset` + `limit` is short of the matches)",
   })).describe("One page of a list, with the count of every match");
 }
 

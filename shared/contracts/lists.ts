@@ -4,7 +4,7 @@
  * shorthands for common filters. Parameter order is the order the document lists them in.
  */
 import { z } from "zod";
-import { described, NonNegativeIntParam, SortDirection } from "./common.ts";
+import { BooleanParam, described, NonNegativeIntParam, SortDirection } from "./common.ts";
 
 /** `filters`: a URL-encoded JSON array in the filter language (see filters.ts). */
 export const FiltersParam = z.string().max(20_000, "Must be at most 20000 characters");
@@ -50,6 +50,7 @@ type ListQuery<P, F extends Fields, N extends z.ZodRawShape, S extends boolean> 
 type OffsetPaging = {
   limit: z.ZodOptional<typeof NonNegativeIntParam>;
   offset: z.ZodOptional<typeof NonNegativeIntParam>;
+  count: z.ZodOptional<typeof BooleanParam>;
 };
 type CursorPaging = {
   limit: z.ZodOptional<typeof PositiveIntParam>;
@@ -86,7 +87,11 @@ function listQuery(
   });
 }
 
-/** An offset list: `limit` (capped at PAGE_SIZE_MAX), `offset`, then the rest. */
+/**
+ * An offset list: `limit` (capped at PAGE_SIZE_MAX), `offset`, `count`, then the rest. Counting
+ * reads every match, so a counted page costs more as the data grows; `count=false` is the page
+ * alone, the same cost at any size (README "Lists").
+ */
 export function offsetListQuery<
   const F extends Fields,
   const N extends z.ZodRawShape = Record<never, never>,
@@ -95,10 +100,14 @@ export function offsetListQuery<
   const paging = described({
     limit: NonNegativeIntParam.optional(),
     offset: NonNegativeIntParam.optional(),
+    count: BooleanParam.optional(),
   }, {
     limit: "Page size, a whole number ≥ 0; capped at `pageSizeMax` (GET /v1/reference/limits), " +
       "which is also the size when omitted",
     offset: "How many matching rows to skip, a whole number ≥ 0; 0 when omitted",
+    count: "`false` skips counting the matches (`totalCount` is then null; `hasMore` still " +
+      "says whether more follow). Counting reads every match, so it costs more as the list " +
+      "grows; a page without it costs the same at any size. `true` when omitted",
   });
   return listQuery(paging, options) as unknown as OffsetListQuery<F, N, S>;
 }

@@ -46,6 +46,7 @@ export interface ListSpec {
 const LIST_PARAMETERS = new Set([
   "limit",
   "offset",
+  "count",
   "cursor",
   "sortField",
   "sortDirection",
@@ -90,6 +91,17 @@ export interface ListQuery {
 export interface OffsetQuery extends ListQuery {
   limit?: number | undefined;
   offset?: number | undefined;
+  /** Whether to count every match (`totalCount`); yes unless false. */
+  count?: boolean | undefined;
+}
+
+/** One page of an offset list, as every offset list answers it (the contracts' `page()`). */
+export interface OffsetPageOf<Item> {
+  items: Item[];
+  /** Every match, counted; null when the query said `count: false`. */
+  totalCount: number | null;
+  /** Whether matches follow this page. */
+  hasMore: boolean;
 }
 
 export interface CursorQuery extends ListQuery {
@@ -209,16 +221,17 @@ export function pageLimit(limit: number | undefined, pageSizeMax: number): numbe
 }
 
 /**
- * One page of an offset list, and the count of every matching row. The count runs beside the
- * page and `render` (which turns the page's rows into items, with further statements if it
- * must), so a page costs the longest of them rather than their sum.
+ * One page of an offset list, and the count of every matching row unless the query says not to
+ * count (then whether any row follows the page is asked instead, which reads at most one row
+ * past it). The count runs beside the page and `render` (which turns the page's rows into items,
+ * with further statements if it must), so a page costs the longest of them rather than their sum.
  */
 export async function offsetPage<Row extends object, Item>(
   sql: Queryable,
   spec: ListSpec,
   { where: base, query, pageSizeMax }: PageRequest<OffsetQuery>,
   render: (rows: Row[]) => Promise<Item[]> | Item[],
-): Promise<{ items: Item[]; totalCount: number }> {
+): Promise<OffsetPageOf<Item>> {
   // Run as one read for the caller's organisation (the policies see no other), the count and the
   // page on one connection, behind each other in the same round trip.
   return await read(sql, (q) => offsetPageOn(q, spec, { where: base, query, pageSizeMax }, render));
@@ -229,20 +242,53 @@ async function offsetPageOn<Row extends object, Item>(
   spec: ListSpec,
   { where: base, query, pageSizeMax }: PageRequest<OffsetQuery>,
   render: (rows: Row[]) => Promise<Item[]> | Item[],
-): Promise<{ items: Item[]; totalCount: number }> {
+): Promise<OffsetPageOf<Item>> {
   const where = conditions(sql, spec, base, query);
   const limit = pageLimit(query.limit, pageSizeMax);
-  const counted = sql<{ count: number }[]>`
-    SELECT count(*)::int AS count FROM ${sql.unsafe(spec.from)} WHERE ${where}`;
+  const offset = query.offset ?? 0;
+  const counted = sql<Tally[]>`
+    SELECT ${pageTally(sql, spec.from, where, offset + limit, query.count !== false)}`;
   // Sends it now (postgres.js runs a query once it is awaited or given a handler); awaited
   // below, and this handler keeps a failure meanwhile from being reported as unhandled.
   counted.catch(() => {});
   const rows = limit === 0 ? [] : await sql<Row[]>`
     SELECT ${sql.unsafe(spec.select)} FROM ${sql.unsafe(spec.from)} WHERE ${where}
     ORDER BY ${orderBy(sql, spec, orderOf(spec, query), query)}
-    LIMIT ${limit} OFFSET ${query.offset ?? 0}`;
+    LIMIT ${limit} OFFSET ${offset}`;
   const items = await render([...rows]);
-  return { items, totalCount: (await counted)[0]!.count };
+  const [{ count, more }] = (await counted) as unknown as [Tally];
+  return { items, totalCount: count, hasMore: hasMoreOf(count, more, offset + limit) };
+}
+
+/** A page's tally, as pageTally selects it. */
+interface Tally {
+  count: number | null;
+  more: boolean | null;
+}
+
+/**
+ * The select list `count, more` of an offset page whose rows end at `end` (offset + limit), as
+ * two scalar subqueries (a statement can put them beside anything without a join). Counted: every
+ * match, and `more` NULL (hasMoreOf reads it off the count). Not: a NULL count, and whether a
+ * row lies past `end`, read without an order (any `end + 1` matches will do) and stopping there.
+ */
+export function pageTally(
+  sql: Queryable,
+  from: string,
+  where: postgres.Fragment,
+  end: number,
+  counted: boolean,
+): postgres.Fragment {
+  return counted
+    ? sql`(SELECT count(*)::int FROM ${sql.unsafe(from)} WHERE ${where}) AS count,
+        NULL::boolean AS more`
+    : sql`NULL::int AS count,
+        EXISTS (SELECT FROM ${sql.unsafe(from)} WHERE ${where} OFFSET ${end} LIMIT 1) AS more`;
+}
+
+/** Whether rows follow a page that ends at `end`, from its tally (pageTally). */
+export function hasMoreOf(count: number | null, more: boolean | null, end: number): boolean {
+  return more ?? (count ?? 0) > end;
 }
 
 /** What ties a cursor to the one list and organisation it was issued for. */

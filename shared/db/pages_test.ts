@@ -169,6 +169,30 @@ const ORDERS: { sortField?: string; sortDirection?: "asc" | "desc" }[] = [
   { sortField: "code", sortDirection: "desc" },
 ];
 
+Deno.test("offsetPage() with count false skips the count and still says whether rows follow", async () => {
+  await using db = await scratch();
+  const { sql } = db;
+  await seed(sql, 7);
+  await seed(sql, 5, OTHER_ORG);
+  const page = (query: Record<string, unknown>) =>
+    offsetPage(sql, THINGS, { where: ofOrg(sql), query, pageSizeMax: 200 }, (rows: Row[]) => rows);
+  for (const offset of [0, 3, 4, 6, 7, 9]) {
+    for (const limit of [0, 3]) {
+      const counted = await page({ limit, offset });
+      assertEquals(counted.totalCount, 7);
+      assertEquals(counted.hasMore, offset + limit < 7, `counted, ${offset}+${limit}`);
+      const uncounted = await page({ limit, offset, count: false });
+      assertEquals(uncounted.totalCount, null);
+      assertEquals(uncounted.hasMore, offset + limit < 7, `uncounted, ${offset}+${limit}`);
+      assertEquals(names(uncounted.items), names(counted.items));
+    }
+  }
+  const filtered = await page({ status: "closed", limit: 2, count: false });
+  const closed = await sql`
+    SELECT count(*)::int AS n FROM things WHERE organization_id = ${ORG} AND status = 'closed'`;
+  assertEquals(filtered.hasMore, closed[0]!.n > 2, "the filters hold for what follows too");
+});
+
 Deno.test("cursorPage() hands out every row once, in the order of the offset list", async () => {
   await using db = await scratch();
   const { sql } = db;

@@ -14,7 +14,7 @@ import { COSTS_READ } from "@printshop/shared/scopes";
 import { type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
 import type { FieldTable } from "@printshop/shared/db/fields";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { ApiError, conflict, invalid, notFound } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import { writeEvent, writeEvents } from "@printshop/shared/outbox";
@@ -115,7 +115,7 @@ export async function listPrebuiltItems(
   organizationId: string,
   query: ListPrebuiltItemsQuery,
   pageSizeMax: number,
-): Promise<{ items: PrebuiltItem[]; totalCount: number }> {
+): Promise<OffsetPageOf<PrebuiltItem>> {
   return await offsetPage(
     sql,
     PREBUILT_ITEM_LIST,

@@ -10,7 +10,7 @@ import {
 } from "@printshop/shared/contracts/catalogue";
 import type { FieldTable } from "@printshop/shared/db/fields";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { conflict, validationError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller, InternalContext } from "@printshop/shared/internal-context";
@@ -175,7 +175,7 @@ export async function listAdjustments(
   variantId: string,
   query: ListStockAdjustmentsQuery,
   pageSizeMax: number,
-): Promise<{ items: StockAdjustment[]; totalCount: number }> {
+): Promise<OffsetPageOf<StockAdjustment>> {
   await findVariantRow(sql, organizationId, variantId);
   return await offsetPage(
     sql,

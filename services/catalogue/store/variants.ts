@@ -9,7 +9,7 @@ import {
   type UpdateGarmentVariantBody,
 } from "@printshop/shared/contracts/catalogue";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import {
   ApiError,
   conflict,
@@ -508,7 +508,7 @@ export async function listVariants(
   organizationId: string,
   query: ListGarmentVariantsQuery,
   pageSizeMax: number,
-): Promise<{ items: GarmentVariant[]; totalCount: number }> {
+): Promise<OffsetPageOf<GarmentVariant>> {
   return await offsetPage(
     sql,
     GARMENT_VARIANT_LIST,

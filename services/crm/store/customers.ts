@@ -15,7 +15,7 @@ import type { BulkResult } from "@printshop/shared/contracts/bulk";
 import { type BulkChange, type BulkDecision, runBulk } from "@printshop/shared/db/bulk-target";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { externalIdKey, holdingKeys } from "@printshop/shared/db/held-keys";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { childrenOf } from "./people.ts";
 import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
 import { conflict } from "@printshop/shared/http";
@@ -203,7 +203,7 @@ export async function listCustomers(
   organizationId: string,
   query: ListCustomersQuery,
   pageSizeMax: number,
-): Promise<{ items: Customer[]; totalCount: number }> {
+): Promise<OffsetPageOf<Customer>> {
   return await offsetPage(
     sql,
     CUSTOMER_LIST,

@@ -10,7 +10,7 @@ import {
   type UpdateTaskBody,
 } from "@printshop/shared/contracts/crm";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { col, defineTable, enumRank, type RowOf } from "@printshop/shared/db/table";
 import { type ErrorDetail, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
@@ -217,7 +217,7 @@ export async function listTasks(
   organizationId: string,
   query: ListTasksQuery,
   pageSizeMax: number,
-): Promise<{ items: Task[]; totalCount: number }> {
+): Promise<OffsetPageOf<Task>> {
   return await offsetPage(
     sql,
     TASK_LIST,

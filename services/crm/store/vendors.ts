@@ -11,7 +11,7 @@ import {
 } from "@printshop/shared/contracts/crm";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
 import { externalIdKey, holdingKeys } from "@printshop/shared/db/held-keys";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import { childrenOf } from "./people.ts";
 import { col, type Column, defineTable, type RowOf } from "@printshop/shared/db/table";
@@ -198,7 +198,7 @@ export async function listVendors(
   organizationId: string,
   query: ListVendorsQuery,
   pageSizeMax: number,
-): Promise<{ items: Vendor[]; totalCount: number }> {
+): Promise<OffsetPageOf<Vendor>> {
   let where = sql`organization_id = ${organizationId}`;
   const asksActive = query.isActive !== undefined ||
     parseFiltersParam(query.filters).some((filter) => filter.field === "isActive");

@@ -15,7 +15,7 @@ import {
   type UpdateProofBody,
 } from "@printshop/shared/contracts/proofs";
 import { changedColumns, type FieldTable } from "@printshop/shared/db/fields";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { conflict, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
 import type { Caller } from "@printshop/shared/internal-context";
@@ -48,7 +48,7 @@ export async function listProofs(
   organizationId: string,
   query: ListProofsQuery,
   pageSizeMax: number,
-): Promise<{ items: Proof[]; totalCount: number }> {
+): Promise<OffsetPageOf<Proof>> {
   return await offsetPage(
     sql,
     PROOF_LIST,

@@ -10,7 +10,7 @@ import {
   type UpdateMarkupGroupBody,
 } from "@printshop/shared/contracts/quotes";
 import type { FieldTable } from "@printshop/shared/db/fields";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { conflict, invalid } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
@@ -179,7 +179,7 @@ export async function listMarkupGroups(
   organizationId: string,
   query: ListMarkupGroupsQuery,
   pageSizeMax: number,
-): Promise<{ items: MarkupGroup[]; totalCount: number }> {
+): Promise<OffsetPageOf<MarkupGroup>> {
   return await offsetPage(
     sql,
     MARKUP_GROUP_LIST,

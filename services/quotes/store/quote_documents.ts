@@ -9,10 +9,12 @@
 import { type Fragment, oneStatement, type Queryable, read, type Sql } from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
+  hasMoreOf,
   listOrderSql,
   type ListSpec,
   type OffsetQuery,
   pageLimit,
+  pageTally,
   rowConditions,
 } from "@printshop/shared/db/pages";
 import { quoteJsonSql } from "./quote_json.ts";
@@ -110,7 +112,8 @@ export interface DocumentPageRequest {
 }
 
 /**
- * One page of quotes as the UTF-8 JSON of `{"items":[…],"totalCount":N}`: each quote its stored
+ * One page of quotes as the UTF-8 JSON of `{"items":[…],"totalCount":N,"hasMore":B}` (a null
+ * count when the query says `count: false`): each quote its stored
  * document or rendered by PostgreSQL (quote_json.ts), joined here without parsing, and what was
  * rendered stored afterwards (rememberDocuments). The same statements whatever the page's size
  * (no query per quote or row), and every page read whole in ONE statement, so its count, its
@@ -168,12 +171,12 @@ async function documentPage(
   request: DocumentPageRequest,
 ): Promise<DocumentPage> {
   const statements = documentPageStatements(sql, spec, request);
-  const streamed = await streamPage(statements.stored);
+  const streamed = await streamPage(statements.stored, statements.end);
   if (streamed !== null) return { ...streamed, rendered: [] };
   const rows = (await statements.rendered) as unknown as PageRow[];
   const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
   return {
-    body: ReadableStream.from([encoder.encode(pageJson(page, rows[0]!.total))]),
+    body: ReadableStream.from([encoder.encode(pageJson(page, rows[0]!, statements.end))]),
     done: Promise.resolve(),
     rendered: page,
   };
@@ -181,14 +184,14 @@ async function documentPage(
 
 /**
  * The two statements a page is read with (listDocumentsJson): `stored`, the page of stored
- * documents in runs (`total, missing, json`), and `rendered`, the page again with what is
- * missing rendered (PageRow). Exported for the plan checks (plans_test.ts), which explain them.
+ * documents in runs (`count, more, missing, json`), and `rendered`, the page again with what is
+ * missing rendered (PageRow); and `end`, where the page ends (offset + limit). Exported for the plan checks (plans_test.ts), which explain them.
  */
 export function documentPageStatements(
   sql: Queryable,
   spec: ListSpec,
   { organizationId, query, pageSizeMax, costs }: DocumentPageRequest,
-): { stored: Fragment; rendered: Fragment } {
+): { stored: Fragment; rendered: Fragment; end: number } {
   const where = rowConditions(sql, spec, sql`organization_id = ${organizationId}`, {
     named: query,
     search: query.search,
@@ -200,11 +203,13 @@ export function documentPageStatements(
   // per page size in use), where a LIMIT it cannot see is costed as a tenth of the organisation's
   // quotes and loses to planning afresh on every call (~0.3 ms of each 20-quote list).
   const offset = query.offset ?? 0;
+  const limit = pageLimit(query.limit, pageSizeMax);
   const pageIds = sql`ARRAY(SELECT ${sql.unsafe(spec.id ?? "id")} FROM ${from} WHERE ${where}
     ORDER BY ${listOrderSql(sql, spec, query)}
-    LIMIT ${integerLiteral(sql, pageLimit(query.limit, pageSizeMax))}
+    LIMIT ${integerLiteral(sql, limit)}
     OFFSET ${offset === 0 ? integerLiteral(sql, 0) : offset})`;
-  const total = sql`(SELECT count(*)::int FROM ${from} WHERE ${where})`;
+  // `count, more`: every match counted, or (count=false) only whether one follows the page.
+  const tally = pageTally(sql, spec.from, where, offset + limit, query.count !== false);
   const column = sql.unsafe(`q.${documentColumn(costs)}`);
 
   // The page's rows are kept as they are (a stored document stays a pointer to its TOAST
@@ -225,7 +230,7 @@ export function documentPageStatements(
         (sum(octet_length(json)) OVER (ORDER BY n) - octet_length(json)) / ${CHUNK_BYTES} AS run
       FROM page
     )
-    SELECT ${total} AS total, (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing,
+    SELECT ${tally}, (SELECT count(*)::int FROM page WHERE json IS NULL) AS missing,
       CASE WHEN min(r.n) = 1 THEN ${ITEMS_OPEN}::text ELSE ',' END
         || string_agg(r.json, ',' ORDER BY r.n) AS json
     FROM (VALUES (0)) AS z (run) LEFT JOIN runs r ON true
@@ -234,19 +239,20 @@ export function documentPageStatements(
 
   // A row even for an empty page (LEFT JOIN … ON true), which carries the count alone.
   const rendered = sql`
-    SELECT c.total, d.*
-    FROM (SELECT ${total} AS total) c
+    SELECT c.count, c.more, d.*
+    FROM (SELECT ${tally}) c
     LEFT JOIN (
       SELECT p.n::int AS n, q.id, ${sql.unsafe(documentSelectSql(costs))}
       FROM unnest(${pageIds}) WITH ORDINALITY AS p (id, n) JOIN quotes q ON q.id = p.id
     ) d ON true
     ORDER BY d.n`;
-  return { stored, rendered };
+  return { stored, rendered, end: offset + limit };
 }
 
-/** A row of a page read with renders: the count, and a quote of the page (none when empty). */
+/** A row of a page read with renders: the tally, and a quote of the page (none when empty). */
 interface PageRow {
-  total: number;
+  count: number | null;
+  more: boolean | null;
   n: number;
   id: string | null;
   json: string | null;
@@ -260,7 +266,7 @@ const CHUNK_BYTES = 128 * 1024;
 const encoder = new TextEncoder();
 
 /**
- * Streams the page a `total, missing, json` statement reads (raw: each value as the bytes
+ * Streams the page a `count, more, missing, json` statement reads (raw: each value as the bytes
  * PostgreSQL sent; `json` a run of documents with what precedes it in the page), with `done`,
  * which resolves once the statement has been read to its end (never rejects: a failure errors
  * the stream); or answers null when `missing` says some document is not stored, and then the
@@ -271,6 +277,8 @@ const encoder = new TextEncoder();
  */
 async function streamPage(
   query: Fragment,
+  /** Where the page ends (offset + limit): what `more` is read against when counted. */
+  end: number,
 ): Promise<{ body: ReadableStream<Uint8Array>; done: Promise<void> } | null> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
@@ -285,13 +293,17 @@ async function streamPage(
   const push = (bytes: Uint8Array): void => {
     if (open) controller.enqueue(bytes);
   };
-  const head = Promise.withResolvers<{ total: number; missing: number }>();
-  let known: { total: number; missing: number } | undefined;
+  const head = Promise.withResolvers<{ missing: number }>();
+  let known: { tally: string; missing: number } | undefined;
   let sentAny = false;
   const rows = query.raw().forEach((row) => {
-    const [total, missing, json] = row as unknown as (Uint8Array | null)[];
+    const [count, more, missing, json] = row as unknown as (Uint8Array | null)[];
     if (known === undefined) {
-      known = { total: decimalOf(total), missing: decimalOf(missing) };
+      const total = count === null ? null : decimalOf(count);
+      known = {
+        tally: tallyJson(total, hasMoreOf(total, more ? more[0] === T : null, end)),
+        missing: decimalOf(missing),
+      };
       head.resolve(known);
     }
     if (known.missing > 0 || !json) return;
@@ -302,7 +314,7 @@ async function streamPage(
       if (known === undefined) throw new Error("the page's statement gave no row");
       if (known.missing > 0) return;
       // An empty page has had no run to open its items.
-      push(encoder.encode(`${sentAny ? "" : ITEMS_OPEN}],"totalCount":${known.total}}`));
+      push(encoder.encode(`${sentAny ? "" : ITEMS_OPEN}]${known.tally}}`));
       if (open) controller.close();
     },
   ).catch((error: unknown) => {
@@ -323,6 +335,14 @@ function integerLiteral(sql: Queryable, n: number): Fragment {
   return sql.unsafe(String(n));
 }
 
+/** The byte PostgreSQL's text form of a true boolean is. */
+const T = "t".charCodeAt(0);
+
+/** The page's JSON after its items: `,"totalCount":N|null,"hasMore":bool`. */
+function tallyJson(total: number | null, more: boolean): string {
+  return `,"totalCount":${total},"hasMore":${more}`;
+}
+
 /** A raw integer column: its decimal text. */
 function decimalOf(value: Uint8Array | null | undefined): number {
   if (!value) throw new Error("the page's statement gave no count");
@@ -333,10 +353,14 @@ function decimalOf(value: Uint8Array | null | undefined): number {
  * The page's text. Built with `+`, not joined: V8 then keeps the pieces as they are (a rope)
  * until the response writes the text out, instead of copying 7.8 MB into a new string first.
  */
-function pageJson(documents: readonly { json: string }[], totalCount: number): string {
+function pageJson(
+  documents: readonly { json: string }[],
+  { count, more }: Pick<PageRow, "count" | "more">,
+  end: number,
+): string {
   let items = "";
   for (let i = 0; i < documents.length; i++) {
     items = i === 0 ? documents[i]!.json : items + "," + documents[i]!.json;
   }
-  return ITEMS_OPEN + items + '],"totalCount":' + totalCount + "}";
+  return ITEMS_OPEN + items + "]" + tallyJson(count, hasMoreOf(count, more, end)) + "}";
 }

@@ -17,7 +17,7 @@ import {
 } from "@printshop/shared/db/fields";
 import { QUOTE_EXTERNAL_ID, type QuoteRow, QUOTES } from "./rows.ts";
 import { holdingKeys } from "@printshop/shared/db/held-keys";
-import { listSpec } from "@printshop/shared/db/pages";
+import { listSpec, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { quoteRefSql } from "../domain/quote_ref.ts";
 import { canMove, isEditable, isReopen, TRANSITIONS } from "../domain/status.ts";
 import { newQuoteJsonSql } from "./quote_json.ts";
@@ -360,10 +360,7 @@ export async function setQuoteStatus(
 }
 
 /** What the text listQuotesJson returns parses to. */
-export interface QuotePage {
-  items: Quote[];
-  totalCount: number;
-}
+export type QuotePage = OffsetPageOf<Quote>;
 
 /** GET /v1/quotes: its filters and sorts (QUOTE_FIELDS), search and default order. */
 export const QUOTE_LIST = listSpec(ListQuotesQuery, {
@@ -376,7 +373,7 @@ export const QUOTE_LIST = listSpec(ListQuotesQuery, {
 });
 
 /**
- * One page of quotes as the UTF-8 JSON of a QuotePage, `{"items":[…],"totalCount":N}`, streamed:
+ * One page of quotes as the UTF-8 JSON of a QuotePage, `{"items":[…],"totalCount":N,"hasMore":B}`, streamed:
  * each quote's stored document, or rendered by PostgreSQL (quote_json.ts), joined without
  * parsing (quote_documents.ts, listDocumentsJson).
  */

@@ -6,7 +6,7 @@ import {
   type TaxRate,
 } from "@printshop/shared/contracts/quotes";
 import type { FieldTable } from "@printshop/shared/db/fields";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
 import { ApiError } from "@printshop/shared/http";
 import { uuidv7 } from "@printshop/shared/ids";
@@ -155,7 +155,7 @@ export async function listTaxRates(
   organizationId: string,
   query: ListTaxRatesQuery,
   pageSizeMax: number,
-): Promise<{ items: TaxRate[]; totalCount: number }> {
+): Promise<OffsetPageOf<TaxRate>> {
   await ensureDefaultTaxRate(sql, organizationId);
   return await offsetPage(
     sql,

@@ -20,7 +20,7 @@ import {
 } from "@printshop/shared/contracts/webhooks";
 import type { FieldTable } from "@printshop/shared/db/fields";
 import { col, defineTable, type RowOf } from "@printshop/shared/db/table";
-import { listSpec, offsetPage } from "@printshop/shared/db/pages";
+import { listSpec, offsetPage, type OffsetPageOf } from "@printshop/shared/db/pages";
 import type { SecretBox } from "../delivery/secret_box.ts";
 import { generateSigningSecret } from "../delivery/signing.ts";
 import { EVENT_LOG_LOCK } from "./events.ts";
@@ -84,7 +84,7 @@ export async function listSubscriptions(
   owner: Owner,
   query: ListWebhooksQuery,
   pageSizeMax: number,
-): Promise<{ items: WebhookSubscription[]; totalCount: number }> {
+): Promise<OffsetPageOf<WebhookSubscription>> {
   return await offsetPage(
     sql,
     SUBSCRIPTION_LIST,
