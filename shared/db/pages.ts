@@ -26,9 +26,9 @@ export interface ListSpec {
   named: readonly string[];
   /**
    * Trusted name of the SQL function that answers `search`: given an ILIKE pattern, the ids of
-   * the organisation's rows with a searched column that contains the text. A migration defines
-   * it beside the trigram index it reads (README "Search"), and it is the one place that says
-   * which columns a list's `search` looks in.
+   * the organisation's rows with a searched column that contains the text. A migration makes it,
+   * with the trigram index it reads, by declaring the table's searched columns (declare_search,
+   * platform migration 0003; README "Search"): the one place that says what a `search` looks in.
    */
   search?: string;
   /** The order without a `sortField`. */
