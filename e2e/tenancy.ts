@@ -3,7 +3,45 @@
  * them with one organisation set and with none.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { connect, type Sql, transaction, withOrganization } from "@printshop/shared/db";
+import {
+  connect,
+  openDatabase,
+  type Sql,
+  transaction,
+  withOrganization,
+} from "@printshop/shared/db";
+import { SERVICES } from "@printshop/shared/routes";
+import type { TestDatabase } from "@printshop/shared/testing";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** Every schema a stack has, with the migrations that make it (as the processes open them). */
+export const SCHEMAS: readonly { schema: string; migrations: URL; platform: boolean }[] = [
+  { schema: "gateway", migrations: new URL("gateway/migrations/", ROOT), platform: true },
+  ...SERVICES.map((service) => ({
+    schema: service,
+    migrations: new URL(`services/${service}/migrations/`, ROOT),
+    platform: true,
+  })),
+  {
+    schema: "eventbus",
+    migrations: new URL("shared/events/embedded_migrations/", ROOT),
+    platform: false,
+  },
+];
+
+/** Migrates every schema of `db` as the processes do: as the owner, then the tenancy pass. */
+export async function migrateEverySchema(db: TestDatabase): Promise<void> {
+  for (const { schema, migrations, platform } of SCHEMAS) {
+    const sql = await openDatabase(db.appUrl, schema, migrations, undefined, {
+      migrationUrl: db.ownerUrl,
+      platform,
+      watch: false,
+      max: 1,
+    });
+    await sql.end();
+  }
+}
 
 export interface TenantTable {
   schema: string;

@@ -11,29 +11,14 @@
  * those rows.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { connect, openDatabase } from "@printshop/shared/db";
+import { connect } from "@printshop/shared/db";
 import { declaredTables } from "@printshop/shared/db/table";
 import { ROLES } from "@printshop/shared/db/tenancy";
 import { SERVICES } from "@printshop/shared/routes";
 import { createTestDatabase } from "@printshop/shared/testing";
-import { tenantTables } from "./tenancy.ts";
+import { migrateEverySchema, SCHEMAS, tenantTables } from "./tenancy.ts";
 
 const ROOT = new URL("../", import.meta.url);
-
-/** Every schema a stack has, with the migrations that make it (as the processes open them). */
-const SCHEMAS: readonly { schema: string; migrations: URL; platform: boolean }[] = [
-  { schema: "gateway", migrations: new URL("gateway/migrations/", ROOT), platform: true },
-  ...SERVICES.map((service) => ({
-    schema: service,
-    migrations: new URL(`services/${service}/migrations/`, ROOT),
-    platform: true,
-  })),
-  {
-    schema: "eventbus",
-    migrations: new URL("shared/events/embedded_migrations/", ROOT),
-    platform: false,
-  },
-];
 
 /** Declared references that are deliberately no foreign key, each with why. */
 const UNKEYED_REFERENCES: Readonly<Record<string, string>> = {
@@ -49,15 +34,7 @@ Deno.test("tenancy in the catalogue: forced policies, composite keys, declaratio
   const db = await createTestDatabase();
   const admin = connect(db.url, { schema: "public", max: 1 });
   try {
-    for (const { schema, migrations, platform } of SCHEMAS) {
-      const sql = await openDatabase(db.appUrl, schema, migrations, undefined, {
-        migrationUrl: db.ownerUrl,
-        platform,
-        watch: false,
-        max: 1,
-      });
-      await sql.end();
-    }
+    await migrateEverySchema(db);
     const tables = await tenantTables(admin);
     const schemas = new Set(tables.map((table) => table.schema));
     for (const { schema } of SCHEMAS) {

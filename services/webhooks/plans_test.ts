@@ -8,10 +8,17 @@ import assert from "node:assert/strict";
 import type { Fragment, Queryable } from "@printshop/shared/db";
 import { listOrderSql, type ListSpec, pageTally, rowConditions } from "@printshop/shared/db/pages";
 import { parseFiltersParam } from "@printshop/shared/filters";
-import { assertNoSeqScan, planFor, type PlanNode, readsOf } from "@printshop/shared/testing";
+import {
+  assertNoSeqScan,
+  indexesUnder,
+  planFor,
+  type PlanNode,
+  readsOf,
+} from "@printshop/shared/testing";
 import { webhooksHarness } from "./test_fixtures.ts";
 import { ownedBy, type Owner, SUBSCRIPTION_LIST } from "./store/subscriptions.ts";
 import { claimStatement, DELIVERY_LIST } from "./store/deliveries.ts";
+import { purgeStatement } from "./store/events.ts";
 
 /**
  * The statements offsetPage sends for a list (shared/db/pages.ts): the page, and its tally
@@ -153,4 +160,17 @@ Deno.test("the webhook lists and the delivery claim use their indexes under the 
     const root = await plan((q) => claimStatement(q, 32, 60_000) as unknown as Fragment, true);
     assertNoSeqScan(root, ["deliveries", "subscriptions", "events"], "the claim");
   });
+
+  await t.step(
+    "the retention purge, as the platform, finds old events by when recorded",
+    async () => {
+      const root = await plan((q) => purgeStatement(q, 30), true);
+      assertNoSeqScan(root, ["events"], "the purge");
+      assert.deepEqual(
+        [...new Set(readsOf(root, "events").flatMap((n) => indexesUnder(n)))],
+        ["events_recorded_at"],
+        "the purge reads events_recorded_at",
+      );
+    },
+  );
 });

@@ -1,4 +1,5 @@
 import {
+  type Fragment,
   platformStatement,
   platformTransaction,
   type Queryable,
@@ -168,9 +169,13 @@ export async function purgeOldEvents(
   sql: Sql,
   days: number = EVENT_RETENTION_DAYS,
 ): Promise<number> {
-  const removed = await platformTransaction(sql, (tx) =>
-    tx`
-      DELETE FROM events WHERE recorded_at < now() - make_interval(days => ${days})
-      RETURNING seq`);
+  const removed = await platformTransaction(sql, (tx) => purgeStatement(tx, days));
   return removed.length;
+}
+
+/** The purge's statement (purgeOldEvents); exported for its plan check (plans_test.ts). */
+export function purgeStatement(sql: Queryable, days: number): Fragment {
+  return sql`
+    DELETE FROM events WHERE recorded_at < now() - make_interval(days => ${days})
+    RETURNING seq`;
 }
