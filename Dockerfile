@@ -6,8 +6,6 @@
 # folder only, and runs as the unprivileged `deno` user with a literal exec-form CMD.
 FROM denoland/deno:2.9.6 AS deps
 WORKDIR /app
-# Two malloc arenas, as the launcher gives its children (shared/launcher.ts, MALLOC_ENV).
-ENV MALLOC_ARENA_MAX=2
 COPY deno.json deno.lock ./
 COPY shared/deno.json shared/
 COPY gateway/deno.json gateway/

@@ -95,14 +95,6 @@ const ENTRY: Record<ServiceName | "gateway", string> = {
  * The Dockerfile's CMDs pass the same `--v8-flags` (launcher_test.ts checks).
  */
 export const V8_FLAGS = ["--max-semi-space-size=4", "--expose-gc"];
-
-/**
- * glibc's malloc keeps up to eight arenas per core, one per thread that ever allocated, and
- * gives little of them back: after `deno task bench:scale` a service held 130–160 MB, most of it
- * freed memory parked in arenas. Two arenas hold what the runtime's few threads need. An
- * operator's own MALLOC_ARENA_MAX wins; the Dockerfile sets the same (launcher_test.ts checks).
- */
-export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" };
 // Children use the node_modules the start or test task installed; they never resolve packages.
 // (The bench floors start their processes with these too.)
 export const RUN_FLAGS = [
@@ -248,12 +240,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       cwd: new URL(".", ROOT).pathname,
       // Each process names itself in what it exports (telemetry's service.name), whatever name
       // the launcher's own environment carries.
-      env: {
-        ...(Deno.env.get("MALLOC_ARENA_MAX") === undefined ? MALLOC_ENV : {}),
-        OTEL_SERVICE_NAME: logName,
-        ...env,
-        [SUPERVISED_ENV]: "1",
-      },
+      env: { OTEL_SERVICE_NAME: logName, ...env, [SUPERVISED_ENV]: "1" },
       // The child watches this pipe: when the supervisor dies, even by SIGKILL, it closes and
       // the child shuts itself down instead of living on as an orphan.
       stdin: "piped",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SERVICES } from "./routes.ts";
-import { MALLOC_ENV, RUN_FLAGS, V8_FLAGS } from "./launcher.ts";
+import { RUN_FLAGS, V8_FLAGS } from "./launcher.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const V8_FLAGS_ARG = `--v8-flags=${V8_FLAGS.join(",")}`;
@@ -38,7 +38,7 @@ Deno.test("compactHeap does nothing in a process started without the launcher's 
   });
 });
 
-Deno.test("the Dockerfile runs every process with the launcher's V8 flags and malloc settings", async () => {
+Deno.test("the Dockerfile runs every process with the launcher's V8 flags", async () => {
   const dockerfile = await Deno.readTextFile(new URL("Dockerfile", ROOT));
   // The long-running processes; the one-shot db-roles stage runs a script and exits.
   const commands = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].map((m) =>
@@ -47,8 +47,5 @@ Deno.test("the Dockerfile runs every process with the launcher's V8 flags and ma
   assert.equal(commands.length, SERVICES.length + 1, "one CMD per service and the gateway");
   for (const command of commands) {
     assert.ok(command.includes(V8_FLAGS_ARG), `${command.at(-1)}: CMD must pass ${V8_FLAGS_ARG}`);
-  }
-  for (const [name, value] of Object.entries(MALLOC_ENV)) {
-    assert.match(dockerfile, new RegExp(`^ENV ${name}=${value}$`, "m"), `the image sets ${name}`);
   }
 });
