@@ -1,8 +1,19 @@
 /**
- * The CRM's search functions (migration 0006): each column a list's `search` promises is searched,
- * only the organisation in force is answered, and in a big shop the trigram index is read.
+ * The CRM's search functions (migrations 0006 and 0007): each column a list's `search` promises is
+ * searched, only the organisation in force is answered, in a big shop the trigram index is read,
+ * and it is asked for the rarest piece of a term whose other words every row holds (platform
+ * migration 0004).
  */
-import { assertSearchFunction, serviceHarness } from "@printshop/shared/testing";
+import assert from "node:assert/strict";
+import {
+  assertSearchFunction,
+  nodesOf,
+  type PlanNode,
+  searchPlans,
+  serviceHarness,
+} from "@printshop/shared/testing";
+import { transaction } from "@printshop/shared/db";
+import { withOrganization } from "@printshop/shared/db/tenancy";
 import { crmService } from "./app.ts";
 
 const BIG = 20_000;
@@ -54,4 +65,120 @@ Deno.test("search functions: customers, vendors and tasks by every searched colu
     index: "tasks_search",
     terms: terms("title", "description"),
   });
+});
+
+/** The blocks a node read, from the cache and from disk. */
+const blocksOf = (n: PlanNode): number =>
+  (n["Shared Hit Blocks"] ?? 0) + (n["Shared Read Blocks"] ?? 0);
+
+/**
+ * The blocks the plans read through `index`, less what the values worked out once read (the
+ * piece to ask for is one, worked out as the index scan starts, so its reads count in the scan's).
+ */
+function blocksThrough(plans: readonly PlanNode[], index: string): number {
+  const nodes = plans.filter((p) => nodesOf(p).some((n) => n["Index Name"] === index))
+    .flatMap(nodesOf);
+  const sum = (ns: PlanNode[]) => ns.reduce((total, n) => total + blocksOf(n), 0);
+  return sum(nodes.filter((n) => n["Index Name"] === index)) -
+    sum(nodes.filter((n) => n["Parent Relationship"] === "InitPlan"));
+}
+
+Deno.test("search functions ask the index for a term's rarest piece and check the whole term", async () => {
+  await using h = await serviceHarness(crmService);
+  const big = crypto.randomUUID();
+  const other = crypto.randomUUID();
+  // Titles as a seed writes them: "Scale task <n>", every row sharing "Scale task ", a third
+  // with the same description. "1000" is in 11 of the big shop's (1000, 10000–10009).
+  for (const [id, n] of [[big, 20_000], [other, 2_000]] as const) {
+    await h.sql`
+      INSERT INTO tasks (id, organization_id, title, description)
+      SELECT gen_random_uuid(), ${id}, 'Scale task ' || g,
+        CASE WHEN g % 3 = 0 THEN 'Seeded by the bench' END
+      FROM generate_series(1, ${n}::int) g`;
+  }
+  // VACUUM too: it moves the index's pending list (rows written since) into the index proper,
+  // which every search reads whole, whatever it asks for.
+  await h.sql`VACUUM ANALYZE tasks`;
+  const asked = async (term: string): Promise<string> => {
+    const [row] = await h.sql<{ p: string }[]>`
+      SELECT search_index_pattern(${term}, 'tasks_search') AS p`;
+    return row!.p;
+  };
+  assert.equal(await asked("%Scale task 1000%"), "%1000%");
+  assert.equal(await asked("%SCALE-TASK-1000%"), "%1000%");
+  // Every piece common, or one piece that is the whole term: the term as given.
+  assert.equal(await asked("%Scale task%"), "%Scale task%");
+  assert.equal(await asked("%Scale%"), "%Scale%");
+  assert.equal(await asked("%1000%"), "%1000%");
+
+  const found = async (term: string): Promise<string[]> => {
+    const rows = await withOrganization(
+      big,
+      () =>
+        transaction(
+          h.deps.sql,
+          (tx) => tx<{ id: string }[]>`SELECT id FROM tasks_matching(${`%${term}%`}) AS m (id)`,
+        ),
+    );
+    return rows.map((r) => r.id).sort();
+  };
+  const expected = async (term: string): Promise<string[]> => {
+    const rows = await h.sql<{ id: string }[]>`
+      SELECT id FROM tasks WHERE organization_id = ${big}
+        AND (title ILIKE ${`%${term}%`} OR description ILIKE ${`%${term}%`})`;
+    return rows.map((r) => r.id).sort();
+  };
+  // The same answer as the whole term in each column: the piece only chooses where to look.
+  for (const term of ["Scale task 1000", "scale TASK 1000", "task 1000", "k 10001"]) {
+    const ids = await found(term);
+    assert.deepStrictEqual(ids, await expected(term), `"${term}"`);
+    assert(ids.length > 0, `"${term}" finds the big shop's rows`);
+  }
+  assert.equal((await found("Scale task 1000")).length, 11);
+  // Rows holding the piece but not the term, or the term only across two columns: none.
+  assert.deepStrictEqual(await found("task 1000 Scale"), []);
+  assert.deepStrictEqual(await found("task 3 Seeded"), []);
+
+  // What the index read: the piece's few trigrams, where the whole term's shared ones are in
+  // every row of both shops (as the owner, past the policies, so that it may use the index).
+  const narrowed = blocksThrough(
+    await searchPlans(h.databaseUrl, crmService.service, big, "tasks_matching", "Scale task 1000", {
+      analyze: true,
+    }),
+    "tasks_search",
+  );
+  const wholeBlocks = await h.sql.begin(async (tx) => {
+    await tx`SET LOCAL search_path TO ${tx(crmService.service)}`;
+    await tx`SET LOCAL enable_seqscan = off`;
+    const [row] = await tx.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(`
+      EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
+      SELECT id FROM tasks t WHERE tasks_search_text(t) ILIKE '%Scale task 1000%'`);
+    return blocksThrough([row!["QUERY PLAN"][0]!.Plan], "tasks_search");
+  });
+  assert(narrowed > 0, "the search read its trigram index");
+  assert(
+    narrowed * 4 <= wholeBlocks,
+    `the piece read ${narrowed} blocks of the index, the whole term ${wholeBlocks}`,
+  );
+
+  // Declared again with the same columns (as migration 0007 does), the index is kept; with
+  // others, it is built anew on them.
+  const indexOid = async (): Promise<number> => {
+    const [row] = await h.sql<{ oid: number }[]>`
+      SELECT to_regclass(${`${crmService.service}.tasks_search`})::oid::int AS oid`;
+    return row!.oid;
+  };
+  const declare = (columns: string[]) =>
+    h.sql.begin(async (tx) => {
+      await tx`SELECT set_config('search_path', ${crmService.service}, true)`;
+      await tx`SELECT declare_search('tasks', ${columns})`;
+    });
+  const before = await indexOid();
+  await declare(["title", "description"]);
+  assert.equal(await indexOid(), before, "the same columns keep the index");
+  assert.equal((await found("Scale task 1000")).length, 11);
+  await declare(["title"]);
+  assert.notEqual(await indexOid(), before, "other columns build it anew");
+  assert.deepStrictEqual(await found("Seeded by"), []);
+  assert.equal((await found("Scale task 1000")).length, 11);
 });

@@ -1,5 +1,5 @@
 /**
- * The quote list's search function (migration 0010): each searched column and the client's name
+ * The quote list's search function (migrations 0010 and 0012): each searched column and the client's name
  * are searched, only the organisation in force is answered, and in a big shop the trigram indexes
  * are read.
  */

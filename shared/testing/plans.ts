@@ -26,6 +26,11 @@ export interface PlanNode {
   "Relation Name"?: string;
   "Index Name"?: string;
   "Index Cond"?: string;
+  /** How the node serves its parent: "InitPlan" for a value worked out once, before the rest. */
+  "Parent Relationship"?: string;
+  /** With ANALYZE and BUFFERS: the blocks a node read, from the cache and from disk. */
+  "Shared Hit Blocks"?: number;
+  "Shared Read Blocks"?: number;
   Plans?: PlanNode[];
 }
 
@@ -193,7 +198,8 @@ export function recordingPool(
  * asked for `term` for `organizationId`, as PostgreSQL's auto_explain reports them: a function's
  * statements do not show in the EXPLAIN of the list that calls it. On a connection of the test
  * database's superuser (`databaseUrl`; loading auto_explain needs one), with the schema's search
- * path; the function runs as its owner all the same, so its plans are the service's.
+ * path; the function runs as its owner all the same, so its plans are the service's. `analyze`:
+ * the statements are run with ANALYZE and BUFFERS, so each node says what it read.
  */
 export async function searchPlans(
   databaseUrl: string,
@@ -201,6 +207,7 @@ export async function searchPlans(
   organizationId: string,
   fn: string,
   term: string,
+  { analyze = false }: { analyze?: boolean } = {},
 ): Promise<PlanNode[]> {
   const notices: string[] = [];
   const admin = postgres(databaseUrl, {
@@ -210,12 +217,18 @@ export async function searchPlans(
   });
   try {
     await admin.begin(async (tx) => {
+      // Once before it is explained: a new connection's first call also reads the catalogue
+      // (what a plan's blocks would then count), and the function's plpgsql helpers plan theirs.
+      await tx`SELECT set_config(${ORGANIZATION_SETTING}, ${organizationId}, true)`;
+      await tx`SELECT ${tx.unsafe(fn)}(${`%${term}%`})`;
       await tx.unsafe(`LOAD 'auto_explain'`);
       const settings: [string, string][] = [
         ["auto_explain.log_min_duration", "0"],
         ["auto_explain.log_nested_statements", "on"],
         ["auto_explain.log_format", "json"],
         ["auto_explain.log_level", "notice"],
+        ["auto_explain.log_analyze", String(analyze)],
+        ["auto_explain.log_buffers", String(analyze)],
         [ORGANIZATION_SETTING, organizationId],
       ];
       for (const [name, value] of settings) await tx`SELECT set_config(${name}, ${value}, true)`;

@@ -367,7 +367,7 @@ export const QUOTE_LIST = listSpec(ListQuotesQuery, {
   from: "quotes",
   select: "id",
   fields: QUOTE_FIELDS,
-  // Ref, reference, notes, client id and the client's name (migration 0010).
+  // Ref, reference, notes, client id and the client's name (migrations 0010 and 0012).
   search: "quotes_matching",
   order: { field: "createdAt", direction: "desc" },
 });
