@@ -10,7 +10,7 @@
  *   service and answers what it got. It is the hop every floor pays, as the gateway's hop is paid
  *   by the product;
  * - the floor service: a bare `Deno.serve` with postgres.js (the product's own pool settings,
- *   `connect()` from shared/db: 10 connections) and four handlers, each a few lines:
+ *   `connect()` from shared/db: 10 connections) and these handlers, each a few lines:
  *   - `GET /json`: the proxy floor, a small fixed JSON;
  *   - `POST /write/<organizationId>` `{ "reference": "…" }`: the write floor, ONE transaction
  *     per request: insert a row into a table shaped like `quotes.quotes` (its indexes and
@@ -20,6 +20,10 @@
  *     and a `count(*)` of the organisation's rows, as JSON; its table is a copy of the product's
  *     `quotes` rows for that organisation, made by `syncReadFloor()` just before measuring, so
  *     both read the same number of rows of the same width;
+ *   - `POST /write-first/<organizationId>` and `GET /read-first/<organizationId>`: the same
+ *     two floors on tables as issue 15 first defined them (the same columns and defaults, only
+ *     the primary key and one `(organization_id, created_at, id)` index), which issue 32 has the
+ *     ratios printed against as well, so what the product's other indexes cost stays in view;
  *   - `GET /one/<id>`: the single-row floor, one stored JSON document (a full quote as the API
  *     answered it, stored by `storeDocument()`) read by id and answered.
  *
@@ -46,6 +50,14 @@ const FIXED_JSON = JSON.stringify({
   data: { service: "bench-floor", version: "1", ready: true },
 });
 const READY_TIMEOUT_MS = 30_000;
+/** The write floor's tables by route: the product's indexes, and as first defined. */
+const WRITE_TABLES: Record<string, string> = { write: "written", "write-first": "written_first" };
+/** The read floor's tables by route, likewise. */
+const READ_TABLES_BY_ROUTE: Record<string, string> = {
+  read: "quotes",
+  "read-first": "quotes_first",
+};
+const READ_TABLES = Object.values(READ_TABLES_BY_ROUTE);
 
 export interface FloorProcess {
   name: "floor-proxy" | "floor-service";
@@ -63,12 +75,15 @@ export interface Floors {
     json: string;
     write: (organizationId: string) => string;
     read: (organizationId: string) => string;
+    /** The write and read floors on tables as first defined: primary key and one index. */
+    writeFirst: (organizationId: string) => string;
+    readFirst: (organizationId: string) => string;
     one: (id: string) => string;
   };
   /**
-   * Makes the read floor's table an exact copy of the product's `quotes` rows of one
-   * organisation, then VACUUM ANALYZEs it and the product's table alike, so both are read in
-   * the same state. Answers the number of rows.
+   * Makes the read floors' tables (the product's indexes, and as first defined) exact copies of
+   * the product's `quotes` rows of one organisation, then VACUUM ANALYZEs them and the product's
+   * table alike, so all are read in the same state. Answers the number of rows.
    */
   syncReadFloor(organizationId: string): Promise<number>;
   /** Stores one JSON document for the single-row floor; answers its id. */
@@ -81,24 +96,81 @@ async function setUpSchema(databaseUrl: string): Promise<void> {
   const { connect } = await import("@printshop/shared/db");
   const sql = connect(databaseUrl, { schema: FLOOR_SCHEMA, max: 1, applicationName: "bench" });
   try {
-    // LIKE … INCLUDING ALL: the same columns, defaults, constraints and indexes as the product's
-    // tables, so the floor maintains the same indexes per row.
+    // LIKE … INCLUDING ALL: the same columns, defaults and constraints as the product's tables;
+    // the quotes table's indexes are copied after, so the floor maintains the same indexes per
+    // row (LIKE cannot copy the search index: it is on a function of the whole row).
     await sql.unsafe(`
       DROP SCHEMA IF EXISTS ${FLOOR_SCHEMA} CASCADE;
       CREATE SCHEMA ${FLOOR_SCHEMA};
-      CREATE TABLE ${FLOOR_SCHEMA}.written (LIKE quotes.quotes INCLUDING ALL);
+      CREATE TABLE ${FLOOR_SCHEMA}.written (LIKE quotes.quotes INCLUDING ALL EXCLUDING INDEXES);
       CREATE SEQUENCE ${FLOOR_SCHEMA}.numbers;
       CREATE TABLE ${FLOOR_SCHEMA}.outbox (LIKE quotes.outbox INCLUDING ALL);
-      CREATE TABLE ${FLOOR_SCHEMA}.quotes (LIKE quotes.quotes INCLUDING ALL);
+      CREATE TABLE ${FLOOR_SCHEMA}.quotes (LIKE quotes.quotes INCLUDING ALL EXCLUDING INDEXES);
+      -- The floors as issue 15 first defined them (issue 32 prints the ratios against these
+      -- too): the same columns and defaults, only the primary key and one index.
+      CREATE TABLE ${FLOOR_SCHEMA}.written_first (LIKE quotes.quotes INCLUDING DEFAULTS);
+      CREATE TABLE ${FLOOR_SCHEMA}.quotes_first (LIKE quotes.quotes INCLUDING DEFAULTS);
+      ALTER TABLE ${FLOOR_SCHEMA}.written_first ADD PRIMARY KEY (id);
+      ALTER TABLE ${FLOOR_SCHEMA}.quotes_first ADD PRIMARY KEY (id);
+      CREATE INDEX ON ${FLOOR_SCHEMA}.written_first (organization_id, created_at, id);
+      CREATE INDEX ON ${FLOOR_SCHEMA}.quotes_first (organization_id, created_at, id);
       CREATE TABLE ${FLOOR_SCHEMA}.documents (
         id uuid PRIMARY KEY,
         organization_id uuid NOT NULL,
         body jsonb NOT NULL
       );
     `);
+    const indexes = await sql<{ definition: string }[]>`
+      SELECT pg_get_indexdef(indexrelid) AS definition FROM pg_index
+      WHERE indrelid = 'quotes.quotes'::regclass`;
+    const rowFunctions = await sql<{ name: string; body: string }[]>`
+      SELECT p.proname AS name, pg_get_function_sqlbody(p.oid) AS body FROM pg_proc p
+      WHERE p.pronamespace = 'quotes'::regnamespace AND p.pronargs = 1
+        AND p.proargtypes[0] = 'quotes.quotes'::regtype AND p.prorettype = 'text'::regtype
+        AND pg_get_function_sqlbody(p.oid) IS NOT NULL`;
+    for (const table of ["written", "quotes"]) {
+      for (const statement of floorIndexes(indexes.map((i) => i.definition), rowFunctions, table)) {
+        await sql.unsafe(statement);
+      }
+    }
   } finally {
     await sql.end();
   }
+}
+
+/**
+ * The statements giving the floor table `table` (in FLOOR_SCHEMA, shaped like `quotes.quotes`)
+ * the product's quotes indexes, from their definitions (pg_get_indexdef): each index unnamed, on
+ * the floor's table; an index on a function of the whole row (the search index) on a copy of
+ * that function taking the floor's row, made first from its body (`rowFunctions`).
+ */
+export function floorIndexes(
+  definitions: readonly string[],
+  rowFunctions: readonly { name: string; body: string }[],
+  table: string,
+): string[] {
+  const copies = rowFunctions.filter((f) =>
+    definitions.some((d) => d.includes(`${f.name}(quotes.*)`))
+  );
+  return [
+    ...copies.map((f) =>
+      `CREATE FUNCTION ${FLOOR_SCHEMA}.${table}_${f.name}(t ${FLOOR_SCHEMA}.${table}) ` +
+      `RETURNS text LANGUAGE sql IMMUTABLE ${f.body}`
+    ),
+    ...definitions.map((definition) => {
+      const wholeRow = [...definition.matchAll(/(?:quotes\.)?(\w+)\(quotes\.\*\)/g)];
+      const head = /^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?quotes\.quotes /;
+      if (
+        !head.test(definition) || wholeRow.some(([, name]) => !copies.some((f) => f.name === name))
+      ) {
+        throw new Error(`the floor cannot copy the product's index: ${definition}`);
+      }
+      return wholeRow.reduce(
+        (copy, [call, name]) => copy.replace(call, `${FLOOR_SCHEMA}.${table}_${name}(${table}.*)`),
+        definition.replace(head, `CREATE $1INDEX ON ${FLOOR_SCHEMA}.${table} `),
+      );
+    }),
+  ];
 }
 
 async function waitReady(url: string, child: Deno.ChildProcess, what: string): Promise<void> {
@@ -180,16 +252,22 @@ export async function startFloors(options: { databaseUrl: string }): Promise<Flo
         json: `${proxyUrl}/json`,
         write: (organizationId) => `${proxyUrl}/write/${organizationId}`,
         read: (organizationId) => `${proxyUrl}/read/${organizationId}`,
+        writeFirst: (organizationId) => `${proxyUrl}/write-first/${organizationId}`,
+        readFirst: (organizationId) => `${proxyUrl}/read-first/${organizationId}`,
         one: (id) => `${proxyUrl}/one/${id}`,
       },
       async syncReadFloor(organizationId) {
         await sql.begin(async (tx) => {
-          await tx`TRUNCATE quotes`;
-          await tx`
-            INSERT INTO quotes SELECT * FROM quotes.quotes
-            WHERE organization_id = ${organizationId}`;
+          for (const table of READ_TABLES) {
+            await tx`TRUNCATE ${tx(table)}`;
+            await tx`
+              INSERT INTO ${tx(table)} SELECT * FROM quotes.quotes
+              WHERE organization_id = ${organizationId}`;
+          }
         });
-        await sql.unsafe(`VACUUM ANALYZE ${FLOOR_SCHEMA}.quotes`);
+        for (const table of READ_TABLES) {
+          await sql.unsafe(`VACUUM ANALYZE ${FLOOR_SCHEMA}.${table}`);
+        }
         await sql.unsafe(`VACUUM ANALYZE quotes.quotes`);
         const [row] = await sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM quotes WHERE organization_id = ${organizationId}`;
@@ -237,7 +315,7 @@ function runProxy(): void {
   });
 }
 
-/** The floor service: the four bare handlers described at the top of this file. */
+/** The floor service: the bare handlers described at the top of this file. */
 async function runService(): Promise<void> {
   const { connect } = await import("@printshop/shared/db");
   const { uuidv7 } = await import("@printshop/shared/ids");
@@ -251,32 +329,34 @@ async function runService(): Promise<void> {
   Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, async (req) => {
     const [, route, param] = new URL(req.url).pathname.split("/");
     if (req.method === "GET" && route === "json") return json(FIXED_JSON);
-    if (req.method === "POST" && route === "write" && param) {
+    const written = WRITE_TABLES[route ?? ""];
+    if (req.method === "POST" && written && param) {
       const { reference } = await req.json() as { reference?: string };
       const id = uuidv7();
       const row = await sql.begin(async (tx) => {
-        const [written] = await tx<{ quote_ref: string; created_at: Date }[]>`
-          INSERT INTO written (id, organization_id, quote_number, quote_ref, reference)
+        const [inserted] = await tx<{ quote_ref: string; created_at: Date }[]>`
+          INSERT INTO ${tx(written)} (id, organization_id, quote_number, quote_ref, reference)
           SELECT ${id}, ${param}, n, 'Q-' || n, ${reference ?? null}
           FROM nextval('numbers') AS n
           RETURNING quote_ref, created_at`;
         await tx`
           INSERT INTO outbox (id, organization_id, type, aggregate_id, payload)
           VALUES (${uuidv7()}, ${param}, 'floor.written', ${id},
-                  ${tx.json({ id, reference: reference ?? null, quoteRef: written!.quote_ref })})`;
+                  ${tx.json({ id, reference: reference ?? null, quoteRef: inserted!.quote_ref })})`;
         await tx`SELECT pg_notify(${NOTIFY_CHANNEL}, ${param})`;
-        return written!;
+        return inserted!;
       });
       return json(JSON.stringify({ status: "ok", data: { id, reference, ...row } }), 201);
     }
-    if (req.method === "GET" && route === "read" && param) {
+    const read = READ_TABLES_BY_ROUTE[route ?? ""];
+    if (req.method === "GET" && read && param) {
       const [items, [count]] = await Promise.all([
         sql`
-          SELECT * FROM quotes WHERE organization_id = ${param}
+          SELECT * FROM ${sql(read)} WHERE organization_id = ${param}
           ORDER BY created_at, id LIMIT 20`,
         sql<
           { n: number }[]
-        >`SELECT count(*)::int AS n FROM quotes WHERE organization_id = ${param}`,
+        >`SELECT count(*)::int AS n FROM ${sql(read)} WHERE organization_id = ${param}`,
       ]);
       return json(JSON.stringify({ status: "ok", data: { items, totalCount: count!.n } }));
     }

@@ -1,4 +1,5 @@
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { floorIndexes } from "./bench_floors.ts";
 import { formatGoal, goal, metText, withinLimit } from "./bench/goals.ts";
 import { loadFigures } from "./bench/load.ts";
 import { parseProcStat, parseVmRssMb } from "./bench/proc.ts";
@@ -101,5 +102,38 @@ Deno.test("cpuMsPerRequest divides each process's CPU, the cluster summed as pos
   assertEquals(
     cpuMsPerRequest({ gateway: 1.5, quotes: 3, "pg:quotes": 2, "pg:walwriter": 0.1 }, 2.5, 1000),
     { gateway: 1.5, quotes: 3, postgres: 2.5 },
+  );
+});
+
+Deno.test("floorIndexes copies the quotes indexes onto a floor table, the search index's function too", () => {
+  const definitions = [
+    "CREATE UNIQUE INDEX quotes_pkey ON quotes.quotes USING btree (id)",
+    "CREATE INDEX quotes_by_org ON quotes.quotes USING btree (organization_id, created_at, id)",
+    "CREATE INDEX quotes_search ON quotes.quotes USING gin " +
+    "(quotes.quotes_search_text(quotes.*) printshop_extensions.gin_trgm_ops)",
+  ];
+  const body = "RETURN (COALESCE((t).quote_ref, ''::text) || ' '::text)";
+  assertEquals(
+    floorIndexes(definitions, [{ name: "quotes_search_text", body }], "written"),
+    [
+      "CREATE FUNCTION bench_floors.written_quotes_search_text(t bench_floors.written) " +
+      `RETURNS text LANGUAGE sql IMMUTABLE ${body}`,
+      "CREATE UNIQUE INDEX ON bench_floors.written USING btree (id)",
+      "CREATE INDEX ON bench_floors.written USING btree (organization_id, created_at, id)",
+      "CREATE INDEX ON bench_floors.written USING gin " +
+      "(bench_floors.written_quotes_search_text(written.*) printshop_extensions.gin_trgm_ops)",
+    ],
+  );
+  // An index on a whole-row function the floor was given no body for cannot be copied.
+  assert.throws(() => floorIndexes(definitions, [], "written"), /cannot copy/);
+});
+
+Deno.test("floorIndexes names the floor's copy of a function after its table, quotes too", () => {
+  const definition = "CREATE INDEX quotes_search ON quotes.quotes USING gin " +
+    "(quotes.quotes_search_text(quotes.*) printshop_extensions.gin_trgm_ops)";
+  assertEquals(
+    floorIndexes([definition], [{ name: "quotes_search_text", body: "RETURN ''" }], "quotes")[1],
+    "CREATE INDEX ON bench_floors.quotes USING gin " +
+      "(bench_floors.quotes_quotes_search_text(quotes.*) printshop_extensions.gin_trgm_ops)",
   );
 });

@@ -15,6 +15,10 @@
  * 2. measures every operation through the gateway (scripts/bench/scale_ops.ts and
  *    scale_writes.ts): each is warmed up, then timed over sequential requests (p50, p99).
  *
+ * 3. after ×10, its processes' RSS is taken, then the ratios part (scripts/bench_ratios.ts, the
+ *    product against its floors, as `deno task bench` runs it) runs again in the shop with its
+ *    ×10 rows, its floors copying them, so its goals can be set beside that run's.
+ *
  * Prints per operation the three sizes and the ratio ×10 p50 ÷ ×1 p50 against its goal, and
  * writes bench-results/scale.json as `{ operations: [{ name, goal, sizes: [{ rows, p50, p99 }],
  * ratio }] }` with, beside it, each operation's details, the PostgreSQL memory settings, the
@@ -27,12 +31,15 @@
  * (10 kept at least: a search over 100,000 quotes would otherwise take minutes alone). At 50 / 5
  * / 10 s the run took 34.8 minutes (12 of them seeding) on a shared 2-core machine with other
  * sessions' test suites beside it; these defaults cut the measuring by about 40 % to bring it
- * under 30. `BENCH_SCALE_OUT` says where the JSON goes; `BENCH_SCALE_HOLD_FILE` keeps the stack
+ * under 30. `BENCH_SCALE_RATIOS=0` leaves the ratios part out (`BENCH_DURATION_S`, 10, sets its
+ * seconds per target, as in `deno task bench`). `BENCH_SCALE_OUT` says where the JSON goes; `BENCH_SCALE_HOLD_FILE` keeps the stack
  * up after the run (for EXPLAIN on the ×10 data) until that file is removed.
  */
 import { connect, type Sql } from "@printshop/shared/db";
 import { CRM_BENCH_PROCESS_ENV } from "./bench_crm.ts";
-import { type Footprint, footprint, RSS_AFTER_GOAL_MB } from "./bench/footprint.ts";
+import { runRatiosBench } from "./bench_ratios.ts";
+import { type Footprint, footprint, measureIdle, RSS_AFTER_GOAL_MB } from "./bench/footprint.ts";
+import { formatRatiosReport, type RatiosReport } from "./bench/ratios_report.ts";
 import { GARMENT_BANDS } from "./bench/quotes_shape.ts";
 import { startReceiver } from "./bench/receiver.ts";
 import { writeResults } from "./bench/results.ts";
@@ -89,6 +96,8 @@ export interface ScaleOptions {
   warmup: number;
   /** Seconds one operation may take at one size before its samples are cut short. */
   budgetSeconds: number;
+  /** Whether the ratios part runs again in the shop once it is at ×10 (part 4 of the issue). */
+  ratios: boolean;
 }
 
 /** The options from the environment (BENCH_SCALE_*). */
@@ -106,6 +115,7 @@ export function scaleOptionsFromEnv(): ScaleOptions {
     samples: whole("BENCH_SCALE_SAMPLES", 30, 1),
     warmup: whole("BENCH_SCALE_WARMUP", 3, 0),
     budgetSeconds: whole("BENCH_SCALE_OP_BUDGET_S", 6, 1),
+    ratios: whole("BENCH_SCALE_RATIOS", 1, 0) !== 0,
   };
 }
 
@@ -126,8 +136,15 @@ export interface ScaleReport {
     loadAverage: { before: number; after: number };
   })[];
   postgres: { version: string; settings: Record<string, string>; note: string };
+  /** How long the ratios part took, within wallSeconds. */
+  ratiosSeconds: number;
   /** VmRSS of every stack process after the run, against the issue's 120 MB. */
   rssAfterRun: Footprint;
+  /**
+   * The ratios part (scripts/bench_ratios.ts) run after the measuring, in the shop as it is at
+   * ×10 (its idle figures over a short window then); null when BENCH_SCALE_RATIOS=0 or it failed.
+   */
+  ratiosAtLargest: RatiosReport | null;
   notMeasured: string[];
   wallSeconds: number;
   note: string;
@@ -150,7 +167,7 @@ async function prepareShop(
   bench: BenchStack,
   receiverUrl: string,
   largest: ScaleSize,
-): Promise<{ shop: SeedShop; headers: Record<string, string> }> {
+): Promise<{ shop: SeedShop; headers: Record<string, string>; apiKey: string }> {
   const access = stackAccess(bench);
   const { organizationId, apiKey, apiKeyId } = await benchOrganization(access, "Scale Bench Shop");
   const headers = { "x-api-key": apiKey };
@@ -189,6 +206,7 @@ async function prepareShop(
   }
   return {
     headers,
+    apiKey,
     shop: {
       organizationId,
       apiKeyId,
@@ -302,7 +320,7 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleReport>
   try {
     const sizes = MULTIPLES.map((m) => sizeAt(m, options.factor));
     const largest = sizes.at(-1)!;
-    const { shop, headers } = await prepareShop(bench, receiver.url, largest);
+    const { shop, headers, apiKey } = await prepareShop(bench, receiver.url, largest);
     console.error(`[scale] ${sizes[0]!.otherOrganizations} other organisations…`);
     const crowd = await prepareCrowdOrganizations(bench, sql, shop, sizes[0]!.otherOrganizations);
     const lists = listRoutes();
@@ -404,6 +422,21 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleReport>
 
     const [{ version }] = await sql<[{ version: string }]>`SELECT version()`;
     const { operations, details } = scaleOperations([...figures.values()]);
+    const rssAfterRun = await footprint(bench, RSS_AFTER_GOAL_MB);
+    // Part 4: the ratios part's goals, in the shop now that it holds ×10 (the floors copy its
+    // rows), to set beside `deno task bench`'s run in a shop of a few hundred quotes. A failure
+    // is reported and the scale figures still stand.
+    const ratiosStarted = performance.now();
+    const ratiosAtLargest = !options.ratios ? null : await (async () => {
+      console.error(`[scale] the ratios part in the shop at ×${largest.multiple}…`);
+      return await runRatiosBench(bench, {
+        idle: await measureIdle(bench, 5),
+        organization: { organizationId: shop.organizationId, apiKey },
+      });
+    })().catch((error) => {
+      console.error(`[scale] the ratios part at ×${largest.multiple} failed: ${error}`);
+      return null;
+    });
     const report: ScaleReport = {
       operations,
       details,
@@ -417,7 +450,9 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleReport>
         note: "the embedded cluster's defaults (no setting changed for the bench); fsync, " +
           "synchronous_commit and full_page_writes off (a throwaway cluster)",
       },
-      rssAfterRun: await footprint(bench, RSS_AFTER_GOAL_MB),
+      rssAfterRun,
+      ratiosAtLargest,
+      ratiosSeconds: (performance.now() - ratiosStarted) / 1000,
       notMeasured,
       wallSeconds: (performance.now() - started) / 1000,
       note: "one shop grown ×1 → ×3 → ×10 in one database (the difference seeded each time), " +
@@ -464,6 +499,14 @@ if (import.meta.main) {
         .join(", ")
     }`,
   );
+  if (report.ratiosAtLargest) {
+    console.log(
+      `\nThe ratios part in the shop at ×${MULTIPLES.at(-1)} (${
+        report.ratiosAtLargest.floors.read.rows.toLocaleString("en")
+      } quotes), ${(report.ratiosSeconds / 60).toFixed(1)} min:`,
+    );
+    console.log(formatRatiosReport(report.ratiosAtLargest, out));
+  } else if (options.ratios) console.log("\nThe ratios part at ×10 failed (see the log above).");
   if (report.notMeasured.length > 0) console.log(`not measured: ${report.notMeasured.join("; ")}`);
   console.log(
     `\ndeno task bench:scale: ${

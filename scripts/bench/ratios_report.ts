@@ -47,6 +47,12 @@ export interface RatiosReport {
     /** …and alternating with the variant PATCHes. */
     writeBesidePatch: Measured;
     read: Measured & { rows: number };
+    /**
+     * The write and read floors again, alternating with the same loads, on tables as issue 15
+     * first defined them: only the primary key and one (organization_id, created_at, id) index.
+     */
+    writeFirst: Measured;
+    readFirst: Measured & { rows: number };
     singleRow: Measured & { documentBytes: number };
   };
   product: {
@@ -192,6 +198,7 @@ export function formatRatiosReport(
     ["GET /v1/reference/limits", p.limits],
     ["floor: proxy → write tx", f.write],
     ["POST /v1/quotes", p.createQuote],
+    ["floor: write tx, as first defined", f.writeFirst],
     ["floor: proxy → write tx", f.writeBesideLines],
     ["POST …/lines (1 turn: line, …)", p.createLine],
     [`  …its ${VARIANTS_PER_LINE} × POST …/variants`, p.createLine.variants],
@@ -200,6 +207,7 @@ export function formatRatiosReport(
     ["PATCH /v1/quote-variants/{id}", p.patchVariant],
     [`floor: proxy → 20 of ${f.read.rows} + count`, f.read],
     ["GET /v1/quotes?limit=20", p.listQuotes],
+    ["floor: 20 + count, as first defined", f.readFirst],
     [`floor: proxy → 1 row (${(f.singleRow.documentBytes / 1024).toFixed(0)} KB)`, f.singleRow],
     ["GET /v1/quotes/{id} (3×4×5)", p.getQuote],
   ];
