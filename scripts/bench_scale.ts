@@ -376,6 +376,11 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleReport>
         totals: new Map(),
         lastPages: new Map(),
         parents,
+        // The shop's garment markup group: one row, the same at every size.
+        paired: async () =>
+          (await timedCall(`${bench.stack.gatewayUrl}/v1/markup-groups/${shop.garmentGroupId}`, {
+            headers,
+          })).ms,
       };
       await surveyLists(ctx, lists);
       if (plans.length === 0) {

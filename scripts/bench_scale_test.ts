@@ -4,6 +4,7 @@ import { facetRoutes, getByIdRoutes, listRoutes } from "./bench/scale_lists.ts";
 import {
   goalOf,
   type OperationResult,
+  pairedRatioOf,
   ratioOf,
   scaleOperations,
   shapeProblems,
@@ -71,6 +72,28 @@ Deno.test("goals: 1.3, 2 for facets and search, none for far pages and growing c
   assertEquals(ratioOf([figures(1, NaN), figures(10, 15)]), null);
 });
 
+Deno.test("the paired ratio takes the machine's pace out: the paired read's own ratio", () => {
+  const paced = (rows: number, p50: number, pairedP50: number) => ({
+    ...figures(rows, p50),
+    pairedP50,
+  });
+  // The machine 1.5 times slower at ×10: an operation 1.5 times slower did not grow.
+  assertEquals(pairedRatioOf([paced(1, 4, 2), paced(3, 5, 2.5), paced(10, 6, 3)]), 1);
+  assertEquals(pairedRatioOf([paced(1, 4, 2), paced(10, 12, 2)]), 3);
+  assertEquals(pairedRatioOf([figures(1, 4), figures(10, 6)]), null);
+  const { details } = scaleOperations([{
+    name: "GET /v1/x",
+    kind: "get",
+    counted: false,
+    sizes: [paced(1, 4, 2), paced(10, 6, 3)],
+  }]);
+  assertEquals([details[0]!.met, details[0]!.pairedRatio, details[0]!.metPaired], [
+    false,
+    1,
+    true,
+  ]);
+});
+
 Deno.test("the JSON has exactly the issue's shape, and a wrong one is told apart", () => {
   const { operations, details } = scaleOperations([{
     name: "GET /v1/quotes/{quoteId}",
@@ -130,7 +153,7 @@ Deno.test("a seeded id computed here is the one the seed's SQL gives", async () 
   }
 });
 
-Deno.test("the whole bench at a tiny factor writes every operation with samples at 3 sizes", async () => {
+Deno.test("the whole bench at a tiny factor writes every operation with samples at 3 sizes, and the ratios part after", async () => {
   const dir = await Deno.makeTempDir({ prefix: "printshop-bench-scale-test-" });
   const out = `${dir}/scale.json`;
   try {
@@ -141,6 +164,9 @@ Deno.test("the whole bench at a tiny factor writes every operation with samples 
         BENCH_SCALE_SAMPLES: "1",
         BENCH_SCALE_WARMUP: "0",
         BENCH_SCALE_OUT: out,
+        // The ratios part runs too, a second per target: it breaks when the product's tables
+        // change in a way its floors cannot copy.
+        BENCH_DURATION_S: "1",
       },
       stdin: "null",
       stdout: "piped",
@@ -151,7 +177,12 @@ Deno.test("the whole bench at a tiny factor writes every operation with samples 
     assert(run.success, `bench:scale exited ${run.code}:\n${said.slice(-4000)}`);
     const report = JSON.parse(await Deno.readTextFile(out)) as {
       operations: { name: string; sizes: { p50: number | null }[] }[];
-      details: { name: string; sizes: { samples: number; error?: string }[] }[];
+      details: {
+        name: string;
+        pairedRatio: number | null;
+        sizes: { samples: number; pairedP50?: number; error?: string }[];
+      }[];
+      ratiosAtLargest: { goals: unknown[]; otherRatios: { figure: string }[] } | null;
     };
     assertEquals(shapeProblems(report, MULTIPLES.length), []);
     const names = report.operations.map((o) => o.name);
@@ -178,8 +209,15 @@ Deno.test("the whole bench at a tiny factor writes every operation with samples 
           typeof size.p50 === "number" && detail.sizes[s]!.samples > 0,
           `${op.name} at size ${s}: ${detail.sizes[s]!.error ?? "no samples"}`,
         );
+        assert(detail.sizes[s]!.pairedP50! > 0, `${op.name} at size ${s}: no paired read`);
       }
     }
+    assert(report.ratiosAtLargest, `the ratios part did not run:\n${said.slice(-4000)}`);
+    assert(report.ratiosAtLargest.goals.length > 0);
+    assert(
+      report.ratiosAtLargest.otherRatios.some((r) => r.figure.includes("as first defined")),
+      "no ratio against the floors as first defined",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -67,6 +67,12 @@ export interface SizeContext {
   lastPages: Map<string, string>;
   /** The parent of each nested list, by path parameter (`garmentVariantId`, `webhookId`). */
   parents: Readonly<Record<string, string>>;
+  /**
+   * The paired read, timed after every sample of every operation: one that reads the same row
+   * at every size, so its p50 beside an operation's is the machine's pace while that operation
+   * was measured (this box is shared, and its speed drifts within minutes).
+   */
+  paired?: () => Promise<number>;
 }
 
 export interface OperationPlan {
@@ -82,6 +88,8 @@ export interface SizeFigures {
   p50: number;
   p99: number;
   samples: number;
+  /** The paired read's p50 over the same minutes (SizeContext.paired). */
+  pairedP50?: number;
   note?: string;
   error?: string;
 }
@@ -140,10 +148,12 @@ export async function measure(plan: OperationPlan, ctx: SizeContext): Promise<Si
     }
     const least = Math.min(MIN_SAMPLES, sampler.samples);
     const times: number[] = [];
+    const paired: number[] = [];
     while (
       times.length < sampler.samples && (times.length < least || spent() < ctx.budgetSeconds)
     ) {
       times.push(await sampler.sample(calls++));
+      if (ctx.paired) paired.push(await ctx.paired());
     }
     const figures = latencyFigures(times);
     return {
@@ -151,6 +161,7 @@ export async function measure(plan: OperationPlan, ctx: SizeContext): Promise<Si
       p50: figures.p50Ms,
       p99: figures.p99Ms,
       samples: figures.samples,
+      ...(paired.length > 0 ? { pairedP50: latencyFigures(paired).p50Ms } : {}),
       ...(sampler.note ? { note: sampler.note } : {}),
     };
   } catch (error) {
