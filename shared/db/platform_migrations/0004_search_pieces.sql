@@ -23,7 +23,11 @@
 -- pg_stats as the search function's owner, the only role that sees the index's statistics;
 -- called by anyone else it sees none and answers the pattern as given.
 CREATE FUNCTION search_index_pattern(pattern text, searched regclass) RETURNS text
-  LANGUAGE plpgsql STABLE PARALLEL SAFE AS $body$
+  LANGUAGE plpgsql STABLE PARALLEL SAFE
+  -- It runs in a search function, as its owner: nothing a caller puts first on its search path
+  -- may stand in for what it calls.
+  SET search_path = pg_catalog, pg_temp
+  AS $body$
 DECLARE
   pieces text[] := ARRAY(SELECT DISTINCT lower(p)
     FROM regexp_split_to_table(pattern, '[^[:alnum:]]+') AS p WHERE length(p) >= 3);
