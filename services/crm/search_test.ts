@@ -9,10 +9,12 @@ import {
   assertSearchFunction,
   nodesOf,
   type PlanNode,
+  scansOf,
   searchPlans,
   serviceHarness,
 } from "@printshop/shared/testing";
 import { transaction } from "@printshop/shared/db";
+import { escapeLike } from "@printshop/shared/filters";
 import { withOrganization } from "@printshop/shared/db/tenancy";
 import { crmService } from "./app.ts";
 
@@ -96,12 +98,17 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
         CASE WHEN g % 3 = 0 THEN 'Seeded by the bench' END
       FROM generate_series(1, ${n}::int) g`;
   }
+  // Texts with what a pattern escapes, and the same texts with the escapes' characters replaced.
+  await h.sql`
+    INSERT INTO tasks (id, organization_id, title, description)
+    SELECT gen_random_uuid(), ${big}, t, NULL
+    FROM unnest(ARRAY['Print 50% off_sale \\ back 7777', 'Print 50x offXsale X back 7777']) t`;
   // VACUUM too: it moves the index's pending list (rows written since) into the index proper,
   // which every search reads whole, whatever it asks for.
   await h.sql`VACUUM ANALYZE tasks`;
   const asked = async (term: string): Promise<string> => {
     const [row] = await h.sql<{ p: string }[]>`
-      SELECT search_index_pattern(${term}, 'tasks_search') AS p`;
+      SELECT search_index_pattern(${term}, ${`${crmService.service}.tasks_search`}) AS p`;
     return row!.p;
   };
   assert.equal(await asked("%Scale task 1000%"), "%1000%");
@@ -117,7 +124,10 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
       () =>
         transaction(
           h.deps.sql,
-          (tx) => tx<{ id: string }[]>`SELECT id FROM tasks_matching(${`%${term}%`}) AS m (id)`,
+          (tx) =>
+            tx<{ id: string }[]>`SELECT id FROM tasks_matching(${`%${
+              escapeLike(term)
+            }%`}) AS m (id)`,
         ),
     );
     return rows.map((r) => r.id).sort();
@@ -125,16 +135,29 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
   const expected = async (term: string): Promise<string[]> => {
     const rows = await h.sql<{ id: string }[]>`
       SELECT id FROM tasks WHERE organization_id = ${big}
-        AND (title ILIKE ${`%${term}%`} OR description ILIKE ${`%${term}%`})`;
+        AND (strpos(lower(title), lower(${term})) > 0
+          OR strpos(lower(description), lower(${term})) > 0)`;
     return rows.map((r) => r.id).sort();
   };
   // The same answer as the whole term in each column: the piece only chooses where to look.
-  for (const term of ["Scale task 1000", "scale TASK 1000", "task 1000", "k 10001"]) {
+  for (
+    const term of [
+      "Scale task 1000",
+      "scale TASK 1000",
+      "task 1000",
+      "k 10001",
+      "50% off_sale \\ back 7777",
+      "off_sale",
+      "% off",
+      "k 1",
+    ]
+  ) {
     const ids = await found(term);
     assert.deepStrictEqual(ids, await expected(term), `"${term}"`);
     assert(ids.length > 0, `"${term}" finds the big shop's rows`);
   }
   assert.equal((await found("Scale task 1000")).length, 11);
+  assert.equal((await found("50% off_sale \\ back 7777")).length, 1, "the escapes are literal");
   // Rows holding the piece but not the term, or the term only across two columns: none.
   assert.deepStrictEqual(await found("task 1000 Scale"), []);
   assert.deepStrictEqual(await found("task 3 Seeded"), []);
@@ -147,6 +170,14 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
     }),
     "tasks_search",
   );
+  // A term with no run of three letters or digits has no trigram: the organisation's rows are
+  // read, never the whole index (every organisation's).
+  const short = await searchPlans(h.databaseUrl, crmService.service, big, "tasks_matching", "k 1");
+  const shortScans = short.flatMap(scansOf).filter((scan) => scan.table === "tasks");
+  assert(shortScans.length > 0, "a short term reads the tasks");
+  for (const scan of shortScans) {
+    assert(!scan.indexes.includes("tasks_search"), `a short term read ${scan.indexes}`);
+  }
   const wholeBlocks = await h.sql.begin(async (tx) => {
     await tx`SET LOCAL search_path TO ${tx(crmService.service)}`;
     await tx`SET LOCAL enable_seqscan = off`;

@@ -11,26 +11,30 @@
 -- only cheaper.
 --
 -- Which piece: the one the fewest rows hold, estimated from the sample of the searched text
--- that ANALYZE keeps for the index's expression (its most common values and histogram, some
--- hundred texts). A piece is taken only when it looks rare (under 2 % of the sample), so a
--- search is never sent to more rows than the whole pattern would have found by much; without
--- statistics (a table never analysed, or one too small to have a histogram) or without a rare
--- piece, the whole pattern is asked for, as before. The sample is every organisation's, but it
--- only chooses how to look, never what is answered.
+-- that ANALYZE keeps for the index's expression (its most common values and histogram, about a
+-- hundred texts). A piece is taken only when it looks rare (under 2 % of the sample); without
+-- statistics (a table never analysed, or too small to have a histogram) or without a rare
+-- piece, the whole pattern is asked for, as before. A rare piece may still be held by more rows
+-- than the whole term (up to 2 % of the table where the term names one): each of those is
+-- checked and passed over, which costs time, never a wrong answer. The pieces are cut from the
+-- lowered pattern, so each is a substring of what ILIKE compares, whatever the collation does to
+-- a letter by what follows it. The sample is every organisation's: it only chooses how to look,
+-- never what is answered (at most, whether a search is narrowed could show in its time).
 --
 -- plpgsql so that each connection plans its reads once (pg_stats is a view of several joins:
 -- ~1.5 ms to plan, ~0.4 ms to run): ~1.3 ms a search once a connection has made a few. It reads
 -- pg_stats as the search function's owner, the only role that sees the index's statistics;
--- called by anyone else it sees none and answers the pattern as given.
-CREATE FUNCTION search_index_pattern(pattern text, searched regclass) RETURNS text
+-- called by anyone else it sees none and answers the pattern as given. The index is named, not
+-- given by OID, so one rebuilt (REINDEX CONCURRENTLY gives it a new OID) is still found.
+CREATE FUNCTION search_index_pattern(pattern text, searched text) RETURNS text
   LANGUAGE plpgsql STABLE PARALLEL SAFE
   -- It runs in a search function, as its owner: nothing a caller puts first on its search path
   -- may stand in for what it calls.
   SET search_path = pg_catalog, pg_temp
   AS $body$
 DECLARE
-  pieces text[] := ARRAY(SELECT DISTINCT lower(p)
-    FROM regexp_split_to_table(pattern, '[^[:alnum:]]+') AS p WHERE length(p) >= 3);
+  pieces text[] := ARRAY(SELECT DISTINCT p
+    FROM regexp_split_to_table(lower(pattern), '[^[:alnum:]]+') AS p WHERE length(p) >= 3);
   common text[];
   shares real[];
   bounds text[];
@@ -49,9 +53,10 @@ BEGIN
   SELECT s.most_common_vals::text::text[], s.most_common_freqs,
       s.histogram_bounds::text::text[], s.null_frac
     INTO common, shares, bounds, nulls
-    FROM pg_stats s
-    WHERE (s.schemaname, s.tablename) = (SELECT i.relnamespace::regnamespace::text, i.relname::text
-      FROM pg_class i WHERE i.oid = searched);
+    FROM pg_class i
+    JOIN pg_namespace n ON n.oid = i.relnamespace
+    JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = i.relname
+    WHERE i.oid = to_regclass(searched);
   IF bounds IS NULL THEN
     RETURN pattern;
   END IF;
@@ -70,13 +75,20 @@ BEGIN
 END
 $body$;
 -- The search functions call it as their owner; nobody else has a use for it.
-REVOKE ALL ON FUNCTION search_index_pattern(text, regclass) FROM PUBLIC;
+REVOKE ALL ON FUNCTION search_index_pattern(text, text) FROM PUBLIC;
 
--- declare_search as in migration 0003, with two changes: the search function asks its index
--- for search_index_pattern(pattern) (a sub-select, so it is worked out once per call, not once
--- per row the index finds), and declared again with the same columns it keeps the trigram index
--- it has rather than building it anew (minutes on a large table, with writes held meanwhile),
--- so a service migration can re-declare a table to give it the new function.
+-- declare_search as in migration 0003, with these changes:
+-- - the search function asks its index for search_index_pattern(pattern) (a sub-select, so it
+--   is worked out once per call, not once per row the index finds);
+-- - a pattern with no run of three letters or digits has no trigram to look up, and asking the
+--   index for it would read all of it, every organisation's rows: such a pattern reads the
+--   organisation's rows instead, as 0003's plan did when it saw the pattern (the planner no
+--   longer sees what the index is asked for, so the function chooses, and each call's plan keeps
+--   only its branch);
+-- - declared again with the same columns, it keeps the trigram index it has rather than
+--   building it anew (minutes on a large table, with writes held meanwhile), so a service
+--   migration can re-declare a table to give it the new function; an index built anew is
+--   analysed at once, since the piece is chosen from its statistics.
 CREATE OR REPLACE FUNCTION declare_search(tab text, columns text[], also text DEFAULT NULL)
   RETURNS void LANGUAGE plpgsql AS $declare$
 DECLARE
@@ -85,6 +97,11 @@ DECLARE
   kept boolean;
   trgm text := (SELECT e.extnamespace::regnamespace::text FROM pg_extension e
     WHERE e.extname = 'pg_trgm');
+  -- The index by its schema-qualified name, as search_index_pattern looks it up.
+  index_name text := format('%I.%I', current_schema(), tab || '_search');
+  -- What a pattern needs for the index to be of use: a run of three letters or digits.
+  indexable constant text := '[[:alnum:]]{3}';
+  matches text;
 BEGIN
   -- Each column's text form, read off its type, so a column can only be named, never written
   -- as an expression.
@@ -103,14 +120,16 @@ BEGIN
   joined := (SELECT string_agg(format('coalesce(%s, %L)', x, ''), ' || '' '' || ')
     FROM unnest(texts) x);
   -- The joined text as it is declared now, made under a scratch name and compared, as
-  -- PostgreSQL prints them, with the one the index is built on: the same, the index is kept.
+  -- PostgreSQL prints them, with the one the index is built on: the same, and the index valid,
+  -- the index is kept.
   EXECUTE format(
     'CREATE FUNCTION %I(t %I) RETURNS text LANGUAGE sql IMMUTABLE RETURN %s',
     tab || '_search_text_declared', tab, joined);
   EXECUTE format(
-    'SELECT to_regclass(%L) IS NOT NULL AND pg_get_function_sqlbody(to_regprocedure(%L)) = '
-      'pg_get_function_sqlbody(to_regprocedure(%L))',
-    tab || '_search', format('%I(%I)', tab || '_search_text', tab),
+    'SELECT coalesce((SELECT x.indisvalid FROM pg_index x WHERE x.indexrelid = to_regclass(%L)) '
+      'AND pg_get_function_sqlbody(to_regprocedure(%L)) = '
+      'pg_get_function_sqlbody(to_regprocedure(%L)), false)',
+    index_name, format('%I(%I)', tab || '_search_text', tab),
     format('%I(%I)', tab || '_search_text_declared', tab))
     INTO kept;
   EXECUTE format('DROP FUNCTION %I(%I)', tab || '_search_text_declared', tab);
@@ -124,16 +143,25 @@ BEGIN
     EXECUTE format('CREATE INDEX %I ON %I USING gin (%I(%I) %s.gin_trgm_ops)',
       tab || '_search', tab, tab || '_search_text', tab, trgm);
   END IF;
+  IF NOT EXISTS (SELECT FROM pg_stats s WHERE s.schemaname = current_schema()
+      AND s.tablename = tab || '_search') THEN
+    EXECUTE format('ANALYZE %I', tab);
+  END IF;
+  matches := (SELECT string_agg(format('%s ILIKE pattern ESCAPE %L', x, '\'), ' OR ')
+    FROM unnest(texts) x);
   EXECUTE format(
     'CREATE FUNCTION %I(pattern text, organization uuid DEFAULT organization_in_force()) '
       'RETURNS SETOF uuid LANGUAGE sql STABLE SECURITY DEFINER ROWS 10 '
       'SET plan_cache_mode = force_custom_plan SET cpu_operator_cost = 0.1 '
-      'BEGIN ATOMIC SELECT t.id FROM %I t '
+      'BEGIN ATOMIC '
+      'SELECT t.id FROM %2$I t '
       'WHERE organization = organization_in_force() AND t.organization_id = organization '
-      'AND %I(t) ILIKE (SELECT search_index_pattern(pattern, %L::regclass)) ESCAPE %L '
-      'AND (%s)%s; END',
-    tab || '_matching', tab, tab || '_search_text', tab || '_search', '\',
-    (SELECT string_agg(format('%s ILIKE pattern ESCAPE %L', x, '\'), ' OR ') FROM unnest(texts) x),
+      'AND pattern ~ %3$L AND %4$I(t) ILIKE (SELECT search_index_pattern(pattern, %5$L)) '
+      'ESCAPE %6$L AND (%7$s) '
+      'UNION ALL SELECT t.id FROM %2$I t '
+      'WHERE organization = organization_in_force() AND t.organization_id = organization '
+      'AND pattern !~ %3$L AND (%7$s)%8$s; END',
+    tab || '_matching', tab, indexable, tab || '_search_text', index_name, '\', matches,
     coalesce(' UNION ' || also, ''));
 END
 $declare$;
