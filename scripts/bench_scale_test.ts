@@ -61,7 +61,10 @@ Deno.test("goals: 1.3, 2 for facets and search, none for far pages and growing c
   assertEquals(goalOf(result("get", false, [10, 100])).goal, 1.3);
   assertEquals(goalOf(result("write", false, [10, 100])).goal, 1.3);
   assertEquals(goalOf(result("cursor-last", false, [10, 100])).goal, 1.3);
-  assertEquals(goalOf(result("search", true, [10, 100])).goal, 2);
+  // A search is held to 2, unless it is counted and its matches grow (as a first page).
+  assertEquals(goalOf(result("search", true, [10, 10])).goal, 2);
+  assertEquals(goalOf(result("search", false, [10, 100])).goal, 2);
+  assertEquals(goalOf(result("search", true, [10, 100])).goal, null);
   assertEquals(goalOf(result("facets", false, [10, 100])).goal, 2);
   assertEquals(goalOf(result("offset-far", false, [10, 100])).goal, null);
   // An offset list's first page: its count is the cost only when the matches grow.

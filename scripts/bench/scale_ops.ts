@@ -399,7 +399,18 @@ export async function readPlans(
         const term = sample.map((item) => item[field]).find((v) => typeof v === "string" && v);
         if (typeof term !== "string") continue;
         found++;
-        firstPage(`&search=${encodeURIComponent(term)}`, `&search={${field}}`, "search");
+        const query = `&search=${encodeURIComponent(term)}`;
+        firstPage(query, `&search={${field}}`, "search");
+        // Without its count too: a term whose matches grow is counted whole, as any list is.
+        if (offset) {
+          firstPage(
+            `${query}&count=false`,
+            `&search={${field}}&count=false`,
+            "search",
+            undefined,
+            false,
+          );
+        }
       }
       if (found === 0) skipped.push(`${list.path} search: no listed row has a text to search for`);
     }

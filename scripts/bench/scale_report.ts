@@ -35,17 +35,20 @@ export interface OperationResult {
 
 /** The goal of an operation and why: a counted first page whose matches grow has none. */
 export function goalOf(result: OperationResult): { goal: number | null; reason: string } {
-  if (result.kind === "first-page" && result.counted) {
+  if ((result.kind === "first-page" || result.kind === "search") && result.counted) {
     const first = result.sizes[0]?.rows ?? NaN;
     const last = result.sizes.at(-1)?.rows ?? NaN;
     if (!(last <= first * GROWING)) {
       return {
         goal: null,
-        reason: "counted first page: its totalCount counts every match, and the matches grow " +
-          "with the data (reported, no goal)",
+        reason: `counted ${result.kind === "search" ? "search" : "first page"}: its ` +
+          "totalCount counts every match, and the matches grow with the data (reported, no " +
+          "goal; its count=false twin has one)",
       };
     }
-    return { goal: GOALS["first-page"], reason: "first page whose matches do not grow" };
+    if (result.kind === "first-page") {
+      return { goal: GOALS["first-page"], reason: "first page whose matches do not grow" };
+    }
   }
   if (result.kind === "offset-far") {
     return { goal: null, reason: "a page far into an offset list (reported, no goal)" };
