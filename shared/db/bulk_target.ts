@@ -8,8 +8,8 @@
 import type postgres from "postgres";
 import type { BulkOutcome, BulkResult, BulkTarget } from "../contracts/bulk.ts";
 import { validationError } from "../http/errors.ts";
-import { type Queryable, type Sql, transaction, type TransactionSql } from "./mod.ts";
-import { type ListSpec, rowConditions } from "./pages.ts";
+import { CUSTOM_PLANS, type Queryable, type Sql, transaction, type TransactionSql } from "./mod.ts";
+import { type ListSpec, rowConditions, searches } from "./pages.ts";
 
 /** The reason of an id the organisation does not have. */
 export const NOT_FOUND_REASON = "not_found";
@@ -67,6 +67,8 @@ export async function resolveBulkTarget<Row extends { id: string }>(
     const found = new Set(rows.map((row) => row.id));
     return { rows: [...rows], missing: ids.filter((id) => !found.has(id)), order: ids };
   }
+  // As a search list's read does (pages.ts, searches): planned for this organisation and term.
+  if (searches(spec, target.search)) await tx.unsafe(CUSTOM_PLANS);
   let condition = rowConditions(tx, spec, where(tx), {
     search: target.search,
     filters: target.filters ?? [],

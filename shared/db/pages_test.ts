@@ -27,9 +27,11 @@ interface Row {
   created_at: Date;
 }
 
-async function scratch(): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<void> }> {
+async function scratch(
+  pool: { max?: number } = {},
+): Promise<{ sql: Sql; [Symbol.asyncDispose](): Promise<void> }> {
   const db = await createTestDatabase();
-  const sql = connect(db.url, { schema: "public" });
+  const sql = connect(db.url, { schema: "public", ...pool });
   await sql`
     CREATE TABLE things (
       id uuid PRIMARY KEY,
@@ -168,6 +170,49 @@ const ORDERS: { sortField?: string; sortDirection?: "asc" | "desc" }[] = [
   { sortField: "code" },
   { sortField: "code", sortDirection: "desc" },
 ];
+
+Deno.test("a search list is planned for its term and organisation each time, other lists keep their plans", async () => {
+  // One connection, so every page is prepared and planned on the session read below.
+  await using db = await scratch({ max: 1 });
+  const { sql } = db;
+  {
+    await seed(sql, 40);
+    const key = await importContextKey("cursor-test-secret-of-at-least-32-chars");
+    const offset = (query: Record<string, unknown>) =>
+      offsetPage(sql, THINGS, { where: ofOrg(sql), query, pageSizeMax: 200 }, (r: Row[]) => r);
+    const cursor = (query: Record<string, unknown>) =>
+      cursorPage(
+        sql,
+        THINGS,
+        {
+          where: ofOrg(sql),
+          query,
+          pageSizeMax: 200,
+          scope: { key, organizationId: ORG, list: "t" },
+        },
+        (r: Row[]) => r,
+      );
+    // PostgreSQL may keep a plan for any values after a statement's fifth run: more than that.
+    for (let i = 0; i < 8; i++) {
+      await offset({ search: "thing 1" });
+      await cursor({ search: "thing 1" });
+      await offset({});
+      await cursor({});
+    }
+    const plans = (searched: boolean) =>
+      sql<{ generic: number; custom: number }[]>`
+        SELECT coalesce(sum(generic_plans), 0)::int AS generic,
+          coalesce(sum(custom_plans), 0)::int AS custom
+        FROM pg_prepared_statements
+        WHERE statement LIKE '%FROM things%' AND cardinality(parameter_types) > 0
+          AND (statement LIKE '%things_matching%') = ${searched}`;
+    const [search] = await plans(true);
+    assertEquals(search!.generic, 0, "a search's statements were planned for any values");
+    assert(search!.custom >= 24, `the search's statements ran ${search!.custom} times`);
+    const [plain] = await plans(false);
+    assert(plain!.generic > 0, "the other lists' statements keep a plan, as before");
+  }
+});
 
 Deno.test("offsetPage() with count false skips the count and still says whether rows follow", async () => {
   await using db = await scratch();

@@ -16,6 +16,7 @@ import {
   pageLimit,
   pageTally,
   rowConditions,
+  searches,
 } from "@printshop/shared/db/pages";
 import { quoteJsonSql } from "./quote_json.ts";
 
@@ -150,7 +151,9 @@ export async function listDocumentsJson(
     const page = await documentPage(q, spec, request);
     ready.resolve(page);
     await page.done;
-  }).catch((error: unknown) => ready.reject(error));
+  }, { customPlans: searches(spec, request.query.search) }).catch((error: unknown) =>
+    ready.reject(error)
+  );
   const { body, rendered } = await ready.promise;
   // What was rendered is stored once the read is over (rememberDocuments), before the answer.
   await rememberDocuments(sql, rendered, request.costs);
