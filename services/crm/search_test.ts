@@ -180,13 +180,15 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
       scan.type === "Seq Scan" && /^pg_(statistic|attribute|class)$/.test(scan.table)
     );
   assert.deepStrictEqual(wholeCatalogue, [], "the piece's statistics read a catalogue whole");
-  // A term with no run of three letters or digits has no trigram: the organisation's rows are
-  // read, never the whole index (every organisation's).
+  // A term with no run of three letters or digits has no trigram to ask the index for: its
+  // branch is planned with the pattern in sight, so PostgreSQL prices a read of the whole index
+  // (every organisation's rows) as what it is (asked as a value worked out in the scan, it was
+  // priced as one entry and read all of it: 1.4 s among 100,000 quotes).
   const short = await searchPlans(h.databaseUrl, crmService.service, big, "tasks_matching", "k 1");
   const shortScans = short.flatMap(scansOf).filter((scan) => scan.table === "tasks");
   assert(shortScans.length > 0, "a short term reads the tasks");
-  for (const scan of shortScans) {
-    assert(!scan.indexes.includes("tasks_search"), `a short term read ${scan.indexes}`);
+  for (const node of short.flatMap(nodesOf).filter((n) => n["Index Name"] === "tasks_search")) {
+    assert(!node["Index Cond"]?.includes("InitPlan"), `asked blind: ${node["Index Cond"]}`);
   }
   const wholeBlocks = await h.sql.begin(async (tx) => {
     await tx`SET LOCAL search_path TO ${tx(crmService.service)}`;
