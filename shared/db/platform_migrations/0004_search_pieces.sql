@@ -6,9 +6,13 @@
 -- the table, and its cost grew with the data (`deno task bench:scale`: 2.4 to 4.8 times slower
 -- at ten times the rows), although "1000" or "000123" alone names a handful of rows and reads
 -- in a fraction of a millisecond. So the search function now asks the index for one piece (a
--- run of letters and digits of at least three, the least a trigram index can use) and checks
+-- run of at least three ASCII letters and digits, the least a trigram index can use) and checks
 -- the whole pattern on the rows it finds, column by column, as before: the answer is the same,
--- only cheaper.
+-- only cheaper. ASCII only, because those are word characters to pg_trgm under every locale
+-- and provider: under PostgreSQL's builtin C.UTF-8 provider a regular expression's [[:alnum:]]
+-- takes in "σοφια" while pg_trgm makes no trigram of it (tried), and a piece the index cannot
+-- use would be read as the whole index. A term of other letters goes to the branch that shows
+-- the planner its pattern (below).
 --
 -- Which piece: the one the fewest rows hold, estimated from the sample of the searched text
 -- that ANALYZE keeps for the index's expression (its most common values and histogram, about a
@@ -37,7 +41,7 @@ CREATE FUNCTION search_index_pattern(pattern text, searched text) RETURNS text
   AS $body$
 DECLARE
   pieces text[] := ARRAY(SELECT DISTINCT p
-    FROM regexp_split_to_table(lower(pattern), '[^[:alnum:]]+') AS p WHERE length(p) >= 3);
+    FROM regexp_split_to_table(lower(pattern), '[^a-z0-9]+') AS p WHERE length(p) >= 3);
   common text[];
   shares real[];
   bounds text[];
@@ -85,7 +89,7 @@ REVOKE ALL ON FUNCTION search_index_pattern(text, text) FROM PUBLIC;
 -- declare_search as in migration 0003, with these changes:
 -- - the search function asks its index for search_index_pattern(pattern) (a sub-select, so it
 --   is worked out once per call, not once per row the index finds);
--- - a pattern with no run of three letters or digits has no trigram to look up: asked of the
+-- - a pattern with no run of three ASCII letters or digits has no trigram to look up: asked of the
 --   index as a value the planner cannot see, it read all of the index, every organisation's rows
 --   (1.4 s for "zz" among 100,000 quotes). Such a pattern goes to a second branch written as
 --   0003's was, where the planner sees it and chooses between the organisation's rows and the
@@ -105,7 +109,7 @@ DECLARE
   -- The index by its schema-qualified name, as search_index_pattern looks it up.
   index_name text := format('%I.%I', current_schema(), tab || '_search');
   -- What a pattern needs for the index to be of use: a run of three letters or digits.
-  indexable constant text := '[[:alnum:]]{3}';
+  indexable constant text := '[a-z0-9]{3}';
   matches text;
 BEGIN
   -- Each column's text form, read off its type, so a column can only be named, never written
@@ -161,11 +165,11 @@ BEGIN
       'BEGIN ATOMIC '
       'SELECT t.id FROM %2$I t '
       'WHERE organization = organization_in_force() AND t.organization_id = organization '
-      'AND pattern ~ %3$L AND %4$I(t) ILIKE (SELECT search_index_pattern(pattern, %5$L)) '
+      'AND lower(pattern) ~ %3$L AND %4$I(t) ILIKE (SELECT search_index_pattern(pattern, %5$L)) '
       'ESCAPE %6$L AND (%7$s) '
       'UNION ALL SELECT t.id FROM %2$I t '
       'WHERE organization = organization_in_force() AND t.organization_id = organization '
-      'AND pattern !~ %3$L AND %4$I(t) ILIKE pattern ESCAPE %6$L AND (%7$s)%8$s; END',
+      'AND lower(pattern) !~ %3$L AND %4$I(t) ILIKE pattern ESCAPE %6$L AND (%7$s)%8$s; END',
     tab || '_matching', tab, indexable, tab || '_search_text', index_name, '\', matches,
     coalesce(' UNION ' || also, ''));
 END
