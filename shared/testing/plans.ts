@@ -217,8 +217,9 @@ export async function searchPlans(
   });
   try {
     await admin.begin(async (tx) => {
-      // Once before it is explained: a new connection's first call also reads the catalogue
-      // (what a plan's blocks would then count), and the function's plpgsql helpers plan theirs.
+      // The organisation for the rest of the transaction, then one call before it is explained: a
+      // new connection's first call also reads the catalogue (what a plan's blocks would then
+      // count), and the function's plpgsql helpers plan theirs.
       await tx`SELECT set_config(${ORGANIZATION_SETTING}, ${organizationId}, true)`;
       await tx`SELECT ${tx.unsafe(fn)}(${`%${term}%`})`;
       await tx.unsafe(`LOAD 'auto_explain'`);
@@ -229,7 +230,6 @@ export async function searchPlans(
         ["auto_explain.log_level", "notice"],
         ["auto_explain.log_analyze", String(analyze)],
         ["auto_explain.log_buffers", String(analyze)],
-        [ORGANIZATION_SETTING, organizationId],
       ];
       for (const [name, value] of settings) await tx`SELECT set_config(${name}, ${value}, true)`;
       await tx`SELECT ${tx.unsafe(fn)}(${`%${term}%`})`;
