@@ -46,6 +46,7 @@ Deno.test("search function: quotes by every searched column and by the client's 
     index: "quotes_search",
     others: ["quotes_by_client"],
     terms: terms!.terms,
+    walked: false,
   });
   // By the client's name: the projection's index finds the client, the client's quotes follow.
   const byName = terms!.terms[4]!;

@@ -29,6 +29,8 @@ export interface ListSpec {
    * the organisation's rows with a searched column that contains the text. A migration makes it,
    * with the trigram index it reads, by declaring the table's searched columns (declare_search,
    * platform migration 0003; README "Search"): the one place that says what a `search` looks in.
+   * The same migration makes `<search>_is_common` and `<search>_among`, which a list that need
+   * not count walks its rows with (`walked`).
    */
   search?: string;
   /** The order without a `sortField`. */
@@ -149,20 +151,25 @@ export function rowConditions(
       );
     }
   }
-  const term = search?.trim();
-  if (term && spec.search) {
+  const pattern = searchPattern(spec, search);
+  if (pattern !== undefined) {
     // The function reads its trigram index past the policies (ILIKE is not leakproof, so under
     // them no index could serve it) but only ever answers ids of the organisation the
     // transaction names; the rows themselves are still read here, under the policies.
-    const pattern = `%${escapeLike(term)}%`;
     all.push(
-      sql`${sql.unsafe(spec.id ?? "id")} IN (SELECT ${sql.unsafe(spec.search)}(${pattern}))`,
+      sql`${sql.unsafe(spec.id ?? "id")} IN (SELECT ${sql.unsafe(spec.search!)}(${pattern}))`,
     );
   }
   all.push(
     ...compileFilters(sql, filters, spec.fields, filtersPath ? { path: filtersPath } : {}),
   );
   return all.reduce((acc, condition) => sql`${acc} AND ${condition}`);
+}
+
+/** The ILIKE pattern of a list's `search`; undefined when the list is not searched. */
+function searchPattern(spec: ListSpec, search: string | undefined): string | undefined {
+  const term = search?.trim();
+  return term && spec.search ? `%${escapeLike(term)}%` : undefined;
 }
 
 /**
@@ -172,6 +179,52 @@ export function rowConditions(
  */
 export function searches(spec: ListSpec, search: string | undefined): boolean {
   return spec.search !== undefined && Boolean(search?.trim());
+}
+
+/**
+ * Rows a walk reads per row a page needs: a term is walked for when the sample says at least two
+ * rows in this many match (`<search>_is_common`), so the rows walked hold about twice what the
+ * page needs.
+ */
+const WALK_SPAN = 40;
+/** The most rows a walk is made for (10,000 rows walked at most); a longer page is searched. */
+const WALK_NEED_MAX = 250;
+
+/**
+ * The first `need` rows of a searched list found by walking it (platform migration 0005,
+ * README "Search"), or null. For a term the table's sample says is common, the list's first
+ * `need` × WALK_SPAN rows in its order (`unsearched`: every condition but the search) are asked
+ * which of them match (`<search>_among`). When `need` of them do, those are the list's first
+ * `need` matches exactly, as every other match comes after them in the same order; otherwise,
+ * or for a term that is not common, null, and the list is searched as always. A common term
+ * matches thousands of rows in a large shop: found whole, a first page cost what they all cost.
+ */
+async function walked<Row extends object>(
+  sql: Queryable,
+  spec: ListSpec,
+  { unsearched, order, search, need, select }: {
+    unsearched: postgres.Fragment;
+    order: postgres.Fragment;
+    search: string | undefined;
+    need: number;
+    select: postgres.Fragment;
+  },
+): Promise<Row[] | null> {
+  const pattern = searchPattern(spec, search);
+  if (pattern === undefined || need > WALK_NEED_MAX) return null;
+  const fn = spec.search!;
+  const [answer] = await sql<{ common: boolean }[]>`
+    SELECT ${sql.unsafe(`${fn}_is_common`)}(${pattern}, ${2 / WALK_SPAN}) AS common`;
+  if (!answer?.common) return null;
+  const id = sql.unsafe(spec.id ?? "id");
+  const from = sql.unsafe(spec.from);
+  const rows = await sql<Row[]>`
+    SELECT ${select} FROM ${from} WHERE ${unsearched} AND ${id} IN (
+      SELECT ${sql.unsafe(`${fn}_among`)}(${pattern}, ARRAY(
+        SELECT ${id} FROM ${from} WHERE ${unsearched} ORDER BY ${order}
+        LIMIT ${need * WALK_SPAN})))
+    ORDER BY ${order} LIMIT ${need}`;
+  return rows.length === need ? [...rows] : null;
 }
 
 /** The conditions a list query puts on rows: named filters, search, then `filters`. */
@@ -259,6 +312,24 @@ async function offsetPageOn<Row extends object, Item>(
   const where = conditions(sql, spec, base, query);
   const limit = pageLimit(query.limit, pageSizeMax);
   const offset = query.offset ?? 0;
+  const order = orderBy(sql, spec, orderOf(spec, query), query);
+  if (query.count === false && limit > 0) {
+    // Not counted: the page and one row past it are all that is asked, which a walk can find.
+    const head = await walked<Row>(sql, spec, {
+      unsearched: conditions(sql, spec, base, { ...query, search: undefined }),
+      order,
+      search: query.search,
+      need: offset + limit + 1,
+      select: sql.unsafe(spec.select),
+    });
+    if (head !== null) {
+      return {
+        items: await render(head.slice(offset, offset + limit)),
+        totalCount: null,
+        hasMore: true,
+      };
+    }
+  }
   const counted = sql<Tally[]>`
     SELECT ${pageTally(sql, spec.from, where, offset + limit, query.count !== false)}`;
   // Sends it now (postgres.js runs a query once it is awaited or given a handler); awaited
@@ -266,7 +337,7 @@ async function offsetPageOn<Row extends object, Item>(
   counted.catch(() => {});
   const rows = limit === 0 ? [] : await sql<Row[]>`
     SELECT ${sql.unsafe(spec.select)} FROM ${sql.unsafe(spec.from)} WHERE ${where}
-    ORDER BY ${orderBy(sql, spec, orderOf(spec, query), query)}
+    ORDER BY ${order}
     LIMIT ${limit} OFFSET ${offset}`;
   const items = await render([...rows]);
   const [{ count, more }] = (await counted) as unknown as [Tally];
@@ -372,17 +443,27 @@ async function cursorPageOn<Row extends object, Item>(
     sortField: Object.entries(spec.fields).find(([, field]) => field === order.field)![0],
     sortDirection: order.direction,
   });
-  let where = conditions(sql, spec, base, query);
-  if (query.cursor !== undefined) {
-    const position = decodeCursor(scope.key, binding, query.cursor);
-    where = sql`${where} AND ${after(sql, spec, order, position)}`;
-  }
+  // Past the cursor's position, if there is one.
+  const position = query.cursor === undefined
+    ? undefined
+    : after(sql, spec, order, decodeCursor(scope.key, binding, query.cursor));
+  const beyond = (where: postgres.Fragment) =>
+    position === undefined ? where : sql`${where} AND ${position}`;
   const limit = Math.max(1, pageLimit(query.limit, pageSizeMax));
-  const rows = await sql<(Row & { cursor_value: string | null; cursor_id: string })[]>`
-    SELECT ${sql.unsafe(spec.select)}, (${sql.unsafe(order.field.sortColumn)})::text
-             AS cursor_value, ${sql.unsafe(spec.id ?? "id")} AS cursor_id
-    FROM ${sql.unsafe(spec.from)} WHERE ${where}
-    ORDER BY ${orderBy(sql, spec, order, query)}
+  const select = sql`${sql.unsafe(spec.select)}, (${sql.unsafe(order.field.sortColumn)})::text
+    AS cursor_value, ${sql.unsafe(spec.id ?? "id")} AS cursor_id`;
+  const ordered = orderBy(sql, spec, order, query);
+  type Paged = Row & { cursor_value: string | null; cursor_id: string };
+  const rows = await walked<Paged>(sql, spec, {
+    unsearched: beyond(conditions(sql, spec, base, { ...query, search: undefined })),
+    order: ordered,
+    search: query.search,
+    need: limit + 1,
+    select,
+  }) ?? await sql<Paged[]>`
+    SELECT ${select} FROM ${sql.unsafe(spec.from)}
+    WHERE ${beyond(conditions(sql, spec, base, query))}
+    ORDER BY ${ordered}
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page.at(-1);

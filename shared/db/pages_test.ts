@@ -48,6 +48,19 @@ async function scratch(
   await sql`
     CREATE FUNCTION things_matching(pattern text) RETURNS SETOF uuid LANGUAGE sql STABLE
     BEGIN ATOMIC SELECT id FROM things WHERE name ILIKE pattern ESCAPE '\\'; END`;
+  // The walk's two (platform migration 0005): how common a term is, here read off every
+  // organisation's rows, as the services' read it off a sample of them; and which of some ids
+  // match.
+  await sql`
+    CREATE FUNCTION things_matching_is_common(pattern text, at_least float8) RETURNS boolean
+    LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT coalesce(avg((name ILIKE pattern ESCAPE '\\')::int), 0) >= at_least FROM things;
+    END`;
+  await sql`
+    CREATE FUNCTION things_matching_among(pattern text, among uuid[]) RETURNS SETOF uuid
+    LANGUAGE sql STABLE BEGIN ATOMIC
+      SELECT id FROM things WHERE id = ANY (among) AND name ILIKE pattern ESCAPE '\\';
+    END`;
   return {
     sql,
     async [Symbol.asyncDispose]() {
@@ -211,6 +224,81 @@ Deno.test("a search list is planned for its term and organisation each time, oth
     assert(search!.custom >= 24, `the search's statements ran ${search!.custom} times`);
     const [plain] = await plans(false);
     assert(plain!.generic > 0, "the other lists' statements keep a plan, as before");
+  }
+});
+
+Deno.test("a list that need not count walks its rows for a common term, and answers what the search answers", async () => {
+  // One connection, so what ran shows in its prepared statements.
+  await using db = await scratch({ max: 1 });
+  const { sql } = db;
+  // More rows than a walk for a short page reads (40 a row it needs), so which rows it reads
+  // tells.
+  await seed(sql, 200);
+  await seed(sql, 5, OTHER_ORG);
+  // "zebra": common in the table (another shop's), two rows of this shop's, and those its oldest:
+  // a walk of the newest rows finds too few, and the list is searched as always.
+  const base = Date.UTC(2020, 0, 1);
+  for (const [organizationId, count] of [[ORG, 2], [OTHER_ORG, 40]] as const) {
+    for (let i = 0; i < count; i++) {
+      await sql`
+        INSERT INTO things (id, organization_id, name, price, code, code_number, status, created_at)
+        VALUES (${uuidv7()}, ${organizationId}, ${`zebra ${i}`}, NULL, ${`Z-${i}`}, ${i},
+                'open', ${new Date(base + i).toISOString()})`;
+    }
+  }
+  await sql`
+    INSERT INTO things (id, organization_id, name, price, code, code_number, status, created_at)
+    VALUES (${uuidv7()}, ${ORG}, 'rare gadget', 1, 'R-1', 1, 'open', now())`;
+  const ran = async (fn: string) => {
+    const [row] = await sql<{ n: number }[]>`
+      SELECT coalesce(sum(custom_plans + generic_plans), 0)::int AS n FROM pg_prepared_statements
+      WHERE statement LIKE ${`%${fn}(%`}`;
+    return row!.n;
+  };
+  const walks = () => ran("things_matching_among");
+  const page = (query: Record<string, unknown>) =>
+    offsetPage(sql, THINGS, { where: ofOrg(sql), query, pageSizeMax: 200 }, (rows: Row[]) => rows);
+  // A walk that finds the page is the answer: the search function is not asked.
+  const searched = await ran("things_matching");
+  const first = await page({ search: "thing 1", limit: 2, count: false });
+  assertEquals(first.items.length, 2);
+  const key = await importContextKey("cursor-test-secret-of-at-least-32-chars");
+  const scope = { key, list: "listThings", organizationId: ORG };
+  const query = { search: "thing 1", limit: 2 };
+  const firstOfCursor = await cursorPage(
+    sql,
+    THINGS,
+    { where: ofOrg(sql), query, pageSizeMax: 200, scope },
+    (rows: Row[]) => rows,
+  );
+  assertEquals(firstOfCursor.items.length, 2);
+  assertEquals(await ran("things_matching"), searched, "a walk found the page, nothing searched");
+  for (const search of ["thing 1", "THING", "zebra", "rare gadget", "nothing"]) {
+    const before = await walks();
+    for (const order of ORDERS) {
+      for (const limit of [1, 3, 10]) {
+        for (const offset of [0, 2, 5]) {
+          const what = `${search} ${JSON.stringify(order)} ${offset}+${limit}`;
+          const counted = await page({ ...order, search, limit, offset });
+          const uncounted = await page({ ...order, search, limit, offset, count: false });
+          assertEquals(names(uncounted.items), names(counted.items), what);
+          assertEquals(uncounted.hasMore, counted.hasMore, `${what}: hasMore`);
+        }
+        const all = await page({ ...order, search });
+        const walked = await walk(sql, { ...order, search, limit });
+        assertEquals(
+          walked.ids,
+          names(all.items),
+          `${search} ${JSON.stringify(order)} by ${limit}`,
+        );
+      }
+    }
+    const made = (await walks()) - before;
+    if (["thing 1", "THING", "zebra"].includes(search)) {
+      assert(made > 0, `"${search}" is common: the lists walked`);
+    } else {
+      assertEquals(made, 0, `"${search}" is not common: no walk`);
+    }
   }
 });
 

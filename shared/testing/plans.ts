@@ -284,6 +284,11 @@ export interface SearchFunctionCheck {
    * each column is shown to be searched); the first one's plan is checked.
    */
   terms: readonly string[];
+  /**
+   * False for a table declared with a query of more ids (`also`), which is never walked
+   * (platform migration 0005): its `_is_common` must then say no to any term.
+   */
+  walked?: false;
 }
 
 /**
@@ -299,7 +304,7 @@ export async function assertSearchFunction(
   { big, other }: { big: string; other: string },
   check: SearchFunctionCheck,
 ): Promise<void> {
-  const { fn, table, index, terms, others = [] } = check;
+  const { fn, table, index, terms, others = [], walked = true } = check;
   const ids = async (organizationId: string | undefined, term: string, asked?: string) => {
     const call = (q: Queryable) =>
       asked === undefined
@@ -320,6 +325,40 @@ export async function assertSearchFunction(
     }
     assert.deepStrictEqual(await ids(undefined, term), [], `${fn}: no shop in force, no rows`);
     assert.deepStrictEqual(await ids(other, term, big), [], `${fn}: another shop's, no rows`);
+    // The walk's check (platform migration 0005): of ids it is given, only the matching rows of
+    // the shop in force, whatever else is in the list.
+    if (!walked) {
+      const [never] = await withOrganization(
+        big,
+        () =>
+          transaction(h.deps.sql, (q) =>
+            q<{ common: boolean }[]>`
+            SELECT ${q.unsafe(`${fn}_is_common`)}(${`%${term}%`}, 0) AS common`),
+      );
+      assert.equal(never?.common, false, `${fn}_is_common: never walked`);
+      continue;
+    }
+    const mine = (await ids(big, term))[0]!;
+    const theirs = (await ids(other, term))[0]!;
+    const among = async (organizationId: string | undefined, given: string[], asked?: string) => {
+      const call = (q: Queryable) =>
+        asked === undefined
+          ? q<{ id: string }[]>`
+            SELECT id FROM ${q.unsafe(`${fn}_among`)}(${`%${term}%`}, ${given}::uuid[]) AS m (id)`
+          : q<{ id: string }[]>`
+            SELECT id FROM ${q.unsafe(`${fn}_among`)}(${`%${term}%`}, ${given}::uuid[], ${asked})
+              AS m (id)`;
+      const rows = organizationId === undefined
+        ? await call(h.deps.sql)
+        : await withOrganization(organizationId, () => transaction(h.deps.sql, call));
+      return rows.map((r) => r.id);
+    };
+    const stranger = crypto.randomUUID();
+    assert.deepStrictEqual(await among(big, [theirs, mine, stranger]), [mine], `${fn}_among`);
+    assert.deepStrictEqual(await among(other, [mine, theirs]), [theirs], `${fn}_among, other`);
+    assert.deepStrictEqual(await among(big, [theirs]), [], `${fn}_among: not the other shop's`);
+    assert.deepStrictEqual(await among(undefined, [mine, theirs]), [], `${fn}_among: no shop`);
+    assert.deepStrictEqual(await among(other, [mine], big), [], `${fn}_among: asked for another`);
   }
   const plans = await searchPlans(h.databaseUrl, schema, big, fn, terms[0]!);
   assertReadsThrough(plans, table, index, fn, others);
