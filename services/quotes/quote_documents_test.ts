@@ -14,7 +14,7 @@ import type { Config } from "./config.ts";
 import { quoteJsonSql } from "./store/quote_json.ts";
 import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts";
 import { applyCustomerFacts } from "./store/customers.ts";
-import { listQuotesJson } from "./store/quotes.ts";
+import { listQuotesJson, updateQuote } from "./store/quotes.ts";
 import { concatBytes } from "@printshop/shared/bytes";
 import { connect } from "@printshop/shared/db";
 import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
@@ -527,6 +527,43 @@ Deno.test("a first page's statement keeps one plan, not planned again on every r
     for (const { generic, custom } of plans) {
       assertEquals(custom, 5, "custom plans");
       assertEquals(generic >= 6, true, `generic plans: ${generic}`);
+    }
+  } finally {
+    await conn.end();
+  }
+});
+
+Deno.test("a quote's document statement keeps one plan: a write that answers and announces a quote plans it no more", async () => {
+  await using h = await serviceHarness(quotesService);
+  const a = api(h);
+  const quote = await a.call("POST", "/v1/quotes", { reference: "Planned once" });
+  // Thousands of this shop's quotes, analysed: planned for the values, the statement looked
+  // cheaper than the plan kept for any values, and was planned afresh every time.
+  await h.sql`
+    INSERT INTO quotes (id, organization_id, quote_number, quote_ref, reference, created_at)
+    SELECT gen_random_uuid(), ${a.org}, 1000 + n, 'Q-' || (1000 + n), 'Copy ' || n,
+      now() - n * interval '1 ms'
+    FROM generate_series(1, 6000) AS n`;
+  await h.sql`VACUUM ANALYZE quotes`;
+  const password = decodeURIComponent(new URL(h.databaseUrl).password);
+  const conn = connect(roleUrl(h.databaseUrl, ROLES.app, password), { schema: "quotes", max: 1 });
+  try {
+    for (let i = 0; i < 12; i++) {
+      const json = await withOrganization(
+        a.org,
+        () => updateQuote(conn, a.org, quote.id as string, { notes: `Patched ${i}` }, true),
+      );
+      assertEquals(JSON.parse(json).notes, `Patched ${i}`);
+    }
+    // The answer (as the caller may see it) and the event's payload (with costs): two statements.
+    const plans = await conn<{ generic: number; custom: number }[]>`
+      SELECT generic_plans::int AS generic, custom_plans::int AS custom
+      FROM pg_prepared_statements
+      WHERE statement LIKE '%AS stored%' AND statement NOT LIKE '%pg_prepared%'`;
+    assert(plans.length > 0, "the document statements were prepared");
+    for (const { generic, custom } of plans) {
+      assert(custom <= 5, `planned afresh ${custom} times`);
+      assert(generic >= 6, `kept plan used ${generic} times`);
     }
   } finally {
     await conn.end();
