@@ -2,7 +2,7 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { floorIndexes } from "./bench_floors.ts";
 import { formatGoal, goal, metText, withinLimit } from "./bench/goals.ts";
 import { loadFigures } from "./bench/load.ts";
-import { parseProcStat, parseVmRssMb } from "./bench/proc.ts";
+import { parseProcStat, parseRssParts, parseVmRssMb } from "./bench/proc.ts";
 import { countLoggedStatements, netPerRequest } from "./bench/ratios_diagnostics.ts";
 import { cpuMsPerRequest } from "./bench/stack_cpu.ts";
 import { percentile } from "./bench/stats.ts";
@@ -136,4 +136,20 @@ Deno.test("floorIndexes names the floor's copy of a function after its table, qu
     "CREATE INDEX ON bench_floors.quotes USING gin " +
       "(bench_floors.quotes_quotes_search_text(quotes.*) printshop_extensions.gin_trgm_ops)",
   );
+});
+
+Deno.test("parseRssParts reads file-backed, anonymous and malloc heap pages in MB", () => {
+  const status = "Name:\tdeno\nVmRSS:\t  4096 kB\nRssAnon:\t   2048 kB\nRssFile:\t   1536 kB\n" +
+    "RssShmem:\t     512 kB\n";
+  const smaps = [
+    "55d0c0000000-55d0c4000000 rw-p 00000000 00:00 0                          [heap]",
+    "Size:              65536 kB",
+    "Rss:               1024 kB",
+    "7f0000000000-7f0000100000 rw-p 00000000 00:00 0 ",
+    "Rss:                512 kB",
+    "7f0000200000-7f0000300000 r-xp 00000000 08:01 42                         /usr/bin/deno",
+    "Rss:                256 kB",
+  ].join("\n");
+  assertEquals(parseRssParts(status, smaps), { fileMb: 2, anonMb: 2, mallocHeapMb: 1 });
+  assertEquals(parseRssParts("VmRSS:\t 1 kB\n", smaps), null);
 });

@@ -500,8 +500,14 @@ if (import.meta.main) {
   );
   console.log(
     `RSS after the run (goal ≤ ${report.rssAfterRun.goalMbAtMost} MB): ${
-      Object.entries(report.rssAfterRun.rssMb).map(([k, v]) => `${k} ${v?.toFixed(0) ?? "—"}`)
-        .join(", ")
+      Object.entries(report.rssAfterRun.rssMb).map(([k, v]) => {
+        const parts = report.rssAfterRun.partsMb?.[k];
+        const of = parts
+          ? ` (files ${parts.fileMb.toFixed(0)}, anonymous ${parts.anonMb.toFixed(0)}, ` +
+            `of which malloc's heap ${parts.mallocHeapMb.toFixed(0)})`
+          : "";
+        return `${k} ${v?.toFixed(0) ?? "—"}${of}`;
+      }).join(", ")
     }`,
   );
   if (report.ratiosAtLargest) {

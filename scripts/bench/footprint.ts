@@ -5,7 +5,7 @@
 import { connect } from "@printshop/shared/db";
 import { sleep } from "@printshop/shared/net";
 import { withinLimit } from "./goals.ts";
-import { rssMb, stackProcesses } from "./proc.ts";
+import { rssMb, type RssParts, rssParts, stackProcesses } from "./proc.ts";
 import { cpuBetween, type CpuFigures, cpuSnapshot, postmasterPid } from "./stack_cpu.ts";
 import type { BenchStack } from "./stack.ts";
 
@@ -22,16 +22,22 @@ export interface Footprint {
   rssMb: Record<string, number | null>;
   goalMbAtMost: number;
   met: Record<string, boolean>;
+  /** What each process's RSS is made of (absent in reports made before it was kept). */
+  partsMb?: Record<string, RssParts | null>;
 }
 
 /** VmRSS of each stack process now, each judged against `goalMb`. */
 export async function footprint(bench: BenchStack, goalMb: number): Promise<Footprint> {
   const rss: Record<string, number | null> = {};
-  for (const p of stackProcesses(bench)) rss[p.name] = await rssMb(p.pid);
+  const parts: Record<string, RssParts | null> = {};
+  for (const p of stackProcesses(bench)) {
+    rss[p.name] = await rssMb(p.pid);
+    parts[p.name] = await rssParts(p.pid);
+  }
   const met = Object.fromEntries(
     Object.entries(rss).map(([name, mb]) => [name, withinLimit(mb, goalMb)]),
   );
-  return { rssMb: rss, goalMbAtMost: goalMb, met };
+  return { rssMb: rss, goalMbAtMost: goalMb, met, partsMb: parts };
 }
 
 export interface IdleFigures {

@@ -21,6 +21,49 @@ export function parseVmRssMb(text: string): number | null {
   return match ? Number(match[1]) / 1024 : null;
 }
 
+/** What a process's resident memory is made of, in MB (rssParts). */
+export interface RssParts {
+  /** Pages of files: the deno executable's code and data, the same pages in every process. */
+  fileMb: number;
+  /** Anonymous pages: the V8 heap, malloc's arenas, thread stacks. */
+  anonMb: number;
+  /** Of those, malloc's main arena (`[heap]`), which only malloc_trim gives back in the middle. */
+  mallocHeapMb: number;
+}
+
+/** RssParts from `/proc/<pid>/status` and `/proc/<pid>/smaps` texts; null without RssAnon. */
+export function parseRssParts(status: string, smaps: string): RssParts | null {
+  const kb = (name: string) => {
+    const match = status.match(new RegExp(`^${name}:\\s+(\\d+)\\s+kB$`, "m"));
+    return match ? Number(match[1]) : null;
+  };
+  const anon = kb("RssAnon");
+  const file = kb("RssFile");
+  const shmem = kb("RssShmem") ?? 0;
+  if (anon === null || file === null) return null;
+  // smaps: a mapping's header line, then its fields; the [heap] mapping's Rss is malloc's.
+  let heap = 0;
+  let inHeap = false;
+  for (const line of smaps.split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.trimEnd().endsWith("[heap]");
+    else if (inHeap && line.startsWith("Rss:")) heap += Number(line.match(/(\d+)/)![1]);
+  }
+  return { fileMb: (file + shmem) / 1024, anonMb: anon / 1024, mallocHeapMb: heap / 1024 };
+}
+
+/** What a process's resident memory is made of now; null when it is gone or unreadable. */
+export async function rssParts(pid: number | null): Promise<RssParts | null> {
+  if (pid === null) return null;
+  try {
+    return parseRssParts(
+      await Deno.readTextFile(`/proc/${pid}/status`),
+      await Deno.readTextFile(`/proc/${pid}/smaps`),
+    );
+  } catch {
+    return null;
+  }
+}
+
 /** The command name of a `/proc/<pid>/stat` line: field 2, in parentheses, spaces and all. */
 export function parseProcCommand(text: string): string {
   return text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
