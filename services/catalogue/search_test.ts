@@ -3,8 +3,12 @@
  * searched, only the organisation in force is answered, and in a big shop the trigram index is
  * read.
  */
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { assertSearchFunction, serviceHarness } from "@printshop/shared/testing";
+import { connect } from "@printshop/shared/db";
+import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
 import { catalogueService } from "./app.ts";
+import { listVariants } from "./store/variants.ts";
 
 const BIG = 20_000;
 const SMALL = 300;
@@ -61,4 +65,57 @@ Deno.test("search functions: catalogue items, variants and pre-built items by ev
     index: "prebuilt_items_search",
     terms: await terms("prebuilt123", "about123"),
   });
+});
+
+Deno.test("the variant list walks for a common term through its join, and answers what its search answers", async () => {
+  await using h = await serviceHarness(catalogueService);
+  const [shop, other] = [crypto.randomUUID(), crypto.randomUUID()];
+  // 3,000 variants in each shop, a third of them "Black": common, and more than a walk for a
+  // short page reads.
+  for (const id of [shop, other]) {
+    await h.sql`
+      INSERT INTO catalogue_items (id, organization_id, style_code, name, category, created_at,
+        updated_at)
+      SELECT gen_random_uuid(), ${id}, 'ST-' || g, 'Tee ' || g, 'Tees', now(), now()
+      FROM generate_series(1, 300) g`;
+    await h.sql`
+      INSERT INTO garment_variants (id, organization_id, garment_catalogue_item_id, style_code,
+        color, size, size_key, stock_code, stock_on_hand, created_at, updated_at)
+      SELECT gen_random_uuid(), ${id}, i.id, i.style_code,
+        (ARRAY['Black', 'Navy', 'White'])[1 + c], s, s, i.style_code || '-' || c || '-' || s,
+        c, now(), now()
+      FROM catalogue_items i, generate_series(0, 2) c, unnest(ARRAY['S', 'M', 'L']) s
+      WHERE i.organization_id = ${id}`;
+  }
+  await h.sql`ANALYZE catalogue_items, garment_variants`;
+  // One connection as the service connects, so what ran shows in its prepared statements.
+  const password = decodeURIComponent(new URL(h.databaseUrl).password);
+  const conn = connect(roleUrl(h.databaseUrl, ROLES.app, password), {
+    schema: catalogueService.service,
+    max: 1,
+  });
+  try {
+    const list = (query: Record<string, unknown>) =>
+      withOrganization(shop, () => listVariants(conn, shop, query, 200));
+    for (
+      const order of [{}, { sortField: "size", sortDirection: "desc" }, {
+        sortField: "stockOnHand",
+      }]
+    ) {
+      for (const [limit, offset] of [[1, 0], [20, 0], [20, 40], [200, 0]]) {
+        const counted = await list({ ...order, search: "black", limit, offset });
+        const walked = await list({ ...order, search: "black", limit, offset, count: false });
+        const what = `${JSON.stringify(order)} ${offset}+${limit}`;
+        assertEquals(walked.items.map((v) => v.id), counted.items.map((v) => v.id), what);
+        assertEquals(walked.hasMore, counted.hasMore, what);
+        assertEquals(walked.items.every((v) => v.color === "Black"), true, what);
+      }
+    }
+    const [ran] = await conn<{ n: number }[]>`
+      SELECT coalesce(sum(custom_plans + generic_plans), 0)::int AS n FROM pg_prepared_statements
+      WHERE statement LIKE '%garment_variants_matching_among(%'`;
+    assertEquals(ran!.n > 0, true, "the variant list walked");
+  } finally {
+    await conn.end();
+  }
 });
