@@ -218,11 +218,14 @@ async function walked<Row extends object>(
   if (!answer?.common) return null;
   const id = sql.unsafe(spec.id ?? "id");
   const from = sql.unsafe(spec.from);
+  // The matches as an array worked out first, then read by key: as `IN (SELECT …)` the function
+  // is costed at a thousand rows, and PostgreSQL may walk the shop's rows in order to meet them,
+  // reading all of them when the walk found fewer than the page needs.
   const rows = await sql<Row[]>`
-    SELECT ${select} FROM ${from} WHERE ${unsearched} AND ${id} IN (
+    SELECT ${select} FROM ${from} WHERE ${unsearched} AND ${id} = ANY(ARRAY(
       SELECT ${sql.unsafe(`${fn}_among`)}(${pattern}, ARRAY(
         SELECT ${id} FROM ${from} WHERE ${unsearched} ORDER BY ${order}
-        LIMIT ${need * WALK_SPAN})))
+        LIMIT ${need * WALK_SPAN}))))
     ORDER BY ${order} LIMIT ${need}`;
   return rows.length === need ? [...rows] : null;
 }
