@@ -16,7 +16,7 @@ import { type ReadDocument, rememberDocuments } from "./store/quote_documents.ts
 import { applyCustomerFacts } from "./store/customers.ts";
 import { listQuotesJson, updateQuote } from "./store/quotes.ts";
 import { concatBytes } from "@printshop/shared/bytes";
-import { connect } from "@printshop/shared/db";
+import { connect, type Sql } from "@printshop/shared/db";
 import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
 
 type Json = Record<string, unknown>;
@@ -491,6 +491,25 @@ Deno.test("a page larger than a run is streamed in several, each document once a
   );
 });
 
+/** 6,000 copies of one quote's row in the shop, analysed: a shop that holds the table. */
+async function seedCopies(h: ServiceHarness<Config>, org: string): Promise<void> {
+  await h.sql`
+    INSERT INTO quotes (id, organization_id, quote_number, quote_ref, reference, created_at)
+    SELECT gen_random_uuid(), ${org}, 1000 + n, 'Q-' || (1000 + n), 'Copy ' || n,
+      now() - n * interval '1 ms'
+    FROM generate_series(1, 6000) AS n`;
+  await h.sql`VACUUM ANALYZE quotes`;
+}
+
+/**
+ * One connection as the service connects, held to the policies, so its prepared statements
+ * (pg_prepared_statements) are the ones the calls on it used.
+ */
+function oneServiceConnection(h: ServiceHarness<Config>): Sql {
+  const password = decodeURIComponent(new URL(h.databaseUrl).password);
+  return connect(roleUrl(h.databaseUrl, ROLES.app, password), { schema: "quotes", max: 1 });
+}
+
 Deno.test("a first page's statement keeps one plan, not planned again on every read", async () => {
   await using h = await serviceHarness(quotesService);
   const a = api(h);
@@ -498,16 +517,8 @@ Deno.test("a first page's statement keeps one plan, not planned again on every r
   // Thousands of quotes, all this shop's (copies of one quote's row). Where one shop holds the
   // table, a plan that cannot see the page's size (a parameter) costs the page as a tenth of the
   // shop's quotes, and always loses to planning afresh.
-  await h.sql`
-    INSERT INTO quotes (id, organization_id, quote_number, quote_ref, reference, created_at)
-    SELECT gen_random_uuid(), ${a.org}, 1000 + n, 'Q-' || (1000 + n), 'Copy ' || n,
-      now() - n * interval '1 ms'
-    FROM generate_series(1, 6000) AS n`;
-  await h.sql`VACUUM ANALYZE quotes`;
-  // One connection, so its prepared statements are the ones the reads used; as the service
-  // connects, held to the policies.
-  const password = decodeURIComponent(new URL(h.databaseUrl).password);
-  const conn = connect(roleUrl(h.databaseUrl, ROLES.app, password), { schema: "quotes", max: 1 });
+  await seedCopies(h, a.org);
+  const conn = oneServiceConnection(h);
   try {
     const read = async (limit: number): Promise<void> => {
       await Array.fromAsync(
@@ -539,14 +550,8 @@ Deno.test("a quote's document statement keeps one plan: a write that answers and
   const quote = await a.call("POST", "/v1/quotes", { reference: "Planned once" });
   // Thousands of this shop's quotes, analysed: planned for the values, the statement looked
   // cheaper than the plan kept for any values, and was planned afresh every time.
-  await h.sql`
-    INSERT INTO quotes (id, organization_id, quote_number, quote_ref, reference, created_at)
-    SELECT gen_random_uuid(), ${a.org}, 1000 + n, 'Q-' || (1000 + n), 'Copy ' || n,
-      now() - n * interval '1 ms'
-    FROM generate_series(1, 6000) AS n`;
-  await h.sql`VACUUM ANALYZE quotes`;
-  const password = decodeURIComponent(new URL(h.databaseUrl).password);
-  const conn = connect(roleUrl(h.databaseUrl, ROLES.app, password), { schema: "quotes", max: 1 });
+  await seedCopies(h, a.org);
+  const conn = oneServiceConnection(h);
   try {
     for (let i = 0; i < 12; i++) {
       const json = await withOrganization(
