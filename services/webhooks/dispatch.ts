@@ -12,7 +12,7 @@ import {
 } from "./store/deliveries.ts";
 import type { SecretBox } from "./delivery/secret_box.ts";
 import { signatureHeaders } from "./delivery/signing.ts";
-import { sendWebhook } from "./delivery/sender.ts";
+import { type AttemptOutcome, sendWebhook, type WebhookRequest } from "./delivery/sender.ts";
 
 export interface DispatchDeps {
   sql: Sql;
@@ -21,6 +21,8 @@ export interface DispatchDeps {
   timeoutMs: number;
   allowPrivateTargets: boolean;
   retrySchedule: readonly number[];
+  /** How an attempt is sent: over a connection of its own unless said (the worker keeps them). */
+  send?: (request: WebhookRequest) => Promise<AttemptOutcome>;
 }
 
 /** How long a claim lasts: the attempt's timeout plus room to record its result. */
@@ -99,7 +101,7 @@ export async function deliverOnce(
       );
       const body = deliveryBody(delivery.event, delivery.includesCosts);
       const startedAt = new Date();
-      const outcome = await sendWebhook({
+      const outcome = await (deps.send ?? sendWebhook)({
         url: delivery.url,
         headers: signatureHeaders({ id: delivery.eventId, timestamp: startedAt, body, secrets }),
         body,

@@ -17,6 +17,7 @@ import {
 } from "./store/deliveries.ts";
 import { DELIVERIES_CHANNEL, purgeOldEvents } from "./store/events.ts";
 import { attemptRecorder, deliverOnce, type DispatchDeps, leaseMs } from "./dispatch.ts";
+import { keptSender } from "./delivery/sender.ts";
 
 export interface WorkerOptions {
   /**
@@ -80,10 +81,15 @@ async function msUntilNextDue(sql: Sql): Promise<number | null> {
  * back after a drop, since notifications sent meanwhile are lost.
  */
 export async function startDeliveryWorker(
-  deps: DispatchDeps,
+  given: DispatchDeps,
   options: WorkerOptions = {},
 ): Promise<DeliveryWorker> {
   const concurrency = options.concurrency ?? 32;
+  // The worker's attempts reuse each endpoint's connections; stop() closes them.
+  const sender = given.send === undefined
+    ? keptSender({ connectionsPerTarget: concurrency })
+    : null;
+  const deps: DispatchDeps = sender === null ? given : { ...given, send: sender.send };
   const gatherMs = options.gatherMs ?? GATHER_MS;
   const idlePollMaxMs = options.idlePollMaxMs ?? IDLE_POLL_MAX_MS;
   const idle = new IdlePoll(options.pollIntervalMs ?? POLL_INTERVAL_MS, idlePollMaxMs);
@@ -269,6 +275,7 @@ export async function startDeliveryWorker(
       waker.wake();
       await loop;
       waker.release();
+      await sender?.close();
       await listener?.unlisten().catch(() => {});
     },
     async settle() {

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { type AttemptOutcome, sendWebhook, USER_AGENT, type WebhookRequest } from "./sender.ts";
+import {
+  type AttemptOutcome,
+  keptSender,
+  sendWebhook,
+  USER_AGENT,
+  type WebhookRequest,
+} from "./sender.ts";
 
 interface Received {
   method: string;
@@ -366,5 +372,170 @@ Deno.test("sendWebhook() never throws, whatever it is given", async (t) => {
       assert.match(outcome.failureReason ?? "", /^network error: /);
       assert.equal(received.length, 0);
     });
+  });
+});
+
+/** What a raw endpoint does with one request: answer 204 and keep the connection, or cut it. */
+type RawAnswer = "204" | "cut" | "big";
+
+/**
+ * A bare HTTP/1.1 endpoint on 127.0.0.1 that counts its connections and, for the n-th request
+ * on the c-th connection (both from 0), does what `answer(c, n)` says.
+ */
+async function withRawEndpoint(
+  answer: (connection: number, request: number) => RawAnswer,
+  run: (url: string, connections: () => number) => Promise<void>,
+): Promise<void> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let accepted = 0;
+  const open = new Set<Deno.Conn>();
+  const serve = async (connection: Deno.Conn, index: number): Promise<void> => {
+    const decoder = new TextDecoder();
+    let pending = "";
+    let served = 0;
+    const chunk = new Uint8Array(64 * 1024);
+    try {
+      while (true) {
+        const headEnd = pending.indexOf("\r\n\r\n");
+        const length = Number(/content-length: (\d+)/i.exec(pending)?.[1] ?? 0);
+        // Content-Length counts bytes; the sender writes one request at a time.
+        const bodyBytes = new TextEncoder().encode(pending.slice(headEnd + 4)).length;
+        if (headEnd >= 0 && bodyBytes >= length) {
+          pending = "";
+          const what = answer(index, served++);
+          if (what === "cut") return;
+          const body = what === "big" ? "x".repeat(200 * 1024) : "";
+          const status = what === "big" ? "200 OK" : "204 No Content";
+          const head = `HTTP/1.1 ${status}\r\n` +
+            (body === "" ? "" : `content-length: ${body.length}\r\n`) + "\r\n";
+          await connection.write(new TextEncoder().encode(head + body));
+          continue;
+        }
+        const read = await connection.read(chunk);
+        if (read === null) return;
+        pending += decoder.decode(chunk.subarray(0, read));
+      }
+    } catch {
+      // The sender closed its side first.
+    } finally {
+      open.delete(connection);
+      try {
+        connection.close();
+      } catch {
+        // Already closed.
+      }
+    }
+  };
+  const serving: Promise<void>[] = [];
+  const accepting = (async () => {
+    for await (const connection of listener) {
+      open.add(connection);
+      serving.push(serve(connection, accepted++));
+    }
+  })();
+  try {
+    await run(`http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/hooks`, () => accepted);
+  } finally {
+    listener.close();
+    await accepting;
+    await Promise.all(serving);
+  }
+}
+
+function keptAttempt(
+  send: (request: WebhookRequest) => Promise<AttemptOutcome>,
+  url: string,
+): Promise<AttemptOutcome> {
+  return send({
+    url,
+    headers: { "webhook-id": "msg_1" },
+    body: BODY,
+    timeoutMs: 2_000,
+    allowPrivateTargets: true,
+  });
+}
+
+Deno.test("keptSender() sends one endpoint's attempts over the connection it kept", async () => {
+  await withRawEndpoint(() => "204", async (url, connections) => {
+    const sender = keptSender({ connectionsPerTarget: 4 });
+    try {
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+      }
+      // One after another: the pool may open a second connection while the first is being
+      // released, never one per attempt.
+      assert.ok(connections() <= 2, `${connections()} connections for 10 attempts`);
+    } finally {
+      await sender.close();
+    }
+  });
+});
+
+Deno.test("keptSender() sends again over a new connection when a kept one is cut unanswered", async () => {
+  // The endpoint answers the first request of each connection and cuts the second, as one that
+  // closes an idle connection just as the next attempt arrives.
+  await withRawEndpoint((_, request) => request === 0 ? "204" : "cut", async (url, connections) => {
+    const sender = keptSender({ connectionsPerTarget: 1 });
+    try {
+      assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+      const second = await keptAttempt(sender.send, url);
+      assert.deepEqual([second.succeeded, second.httpStatus], [true, 204]);
+      assert.equal(connections(), 2);
+    } finally {
+      await sender.close();
+    }
+  });
+});
+
+Deno.test("keptSender() reports a cut connection as reset when the new one is cut too", async () => {
+  await withRawEndpoint(() => "cut", async (url, connections) => {
+    const sender = keptSender({ connectionsPerTarget: 1 });
+    try {
+      const outcome = await keptAttempt(sender.send, url);
+      assert.deepEqual(
+        [outcome.succeeded, outcome.httpStatus, outcome.failureReason],
+        [false, null, "connection reset"],
+      );
+      assert.equal(connections(), 2);
+    } finally {
+      await sender.close();
+    }
+  });
+});
+
+Deno.test("keptSender() drops a connection whose answer was too long to read", async () => {
+  await withRawEndpoint(
+    (connection) => connection === 0 ? "big" : "204",
+    async (url, connections) => {
+      const sender = keptSender({ connectionsPerTarget: 1 });
+      try {
+        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 200);
+        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+        assert.equal(connections(), 2);
+      } finally {
+        await sender.close();
+      }
+    },
+  );
+});
+
+Deno.test("keptSender() still refuses a forbidden target, and keeps nothing past close()", async () => {
+  await withRawEndpoint(() => "204", async (url, connections) => {
+    const sender = keptSender({ connectionsPerTarget: 1 });
+    const refused = await sender.send({
+      url,
+      headers: {},
+      body: BODY,
+      timeoutMs: 2_000,
+      allowPrivateTargets: false,
+    });
+    assert.equal(refused.succeeded, false);
+    assert.match(refused.failureReason ?? "", /loopback|private|not allowed|refused/i);
+    assert.equal(connections(), 0);
+    assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+    await sender.close();
+    // After close, an attempt still goes out, over a connection of its own that it closes.
+    assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+    assert.equal(connections(), 2);
   });
 });
