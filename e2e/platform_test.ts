@@ -5,6 +5,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type Envelope, startTestStack, type TestStack } from "@printshop/shared/testing";
 import { waitFor } from "@printshop/shared/net";
+import { cLibraryPath } from "@printshop/shared/launcher";
 import { parseApiKey } from "../gateway/domain/api_key.ts";
 
 const body = async <T = Record<string, unknown>>(res: Response): Promise<Envelope<T>> =>
@@ -22,6 +23,15 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
   const shopA = await stack.tenant();
   const shopB = await stack.tenant();
   let quoteId = "";
+
+  await t.step("only the services may call into the C library, and only to trim", async () => {
+    const libc = await cLibraryPath();
+    for (const process of stack.processes) {
+      const args = (await Deno.readTextFile(`/proc/${process.child.pid}/cmdline`)).split("\0");
+      const grants = args.filter((arg) => arg.startsWith("--allow-ffi"));
+      assertEquals(grants, process.name === "gateway" ? [] : [`--allow-ffi=${libc}`], process.name);
+    }
+  });
 
   await t.step("an admin-issued key creates and lists a quote", async () => {
     const created = await stack.call(shopA.apiKey, "POST", "/v1/quotes", {

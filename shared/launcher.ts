@@ -6,6 +6,7 @@ import { freePort, sleep } from "./net.ts";
 import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 import { Restarts } from "./restarts.ts";
 import { OPEN_FILE_LIMIT_ENV, readOpenFileLimit } from "./open_files.ts";
+import { MALLOC_TRIM_LIBRARY_ENV } from "./heap_compaction.ts";
 
 /**
  * Starts the five services and the gateway as separate processes, each on its own port, and
@@ -107,6 +108,33 @@ export const RUN_FLAGS = [
 ];
 const READY_TIMEOUT_MS = 60_000;
 
+/**
+ * The C library this process runs on, as its memory map names it (null where none is found, off
+ * Linux): the services may call its `malloc_trim` (heap_compaction.ts), and only that file.
+ */
+export async function cLibraryPath(): Promise<string | null> {
+  try {
+    const maps = await Deno.readTextFile("/proc/self/maps");
+    return /\s(\/\S*\/libc(?:\.so\.6|-[\d.]+\.so))$/m.exec(maps)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a service gets beyond RUN_FLAGS: leave to call into the C library, given both as the
+ * permission and as the variable that names it. The services only: they answer what the
+ * gateway authenticated and checked, and already hold the database and every secret a native
+ * call could reach. The gateway, which parses whatever the internet sends, runs without it.
+ */
+export function trimGrant(
+  cLibrary: string | null,
+): { flags: string[]; env: Record<string, string> } {
+  return cLibrary === null
+    ? { flags: [], env: {} }
+    : { flags: [`--allow-ffi=${cLibrary}`], env: { [MALLOC_TRIM_LIBRARY_ENV]: cLibrary } };
+}
+
 async function waitHealthy(proc: StackProcess, logHint: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -148,6 +176,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   // The gateway sizes its connection cap by the limit it inherits, which it cannot read itself
   // under RUN_FLAGS; this process runs with --allow-all and can.
   const openFiles = await readOpenFileLimit();
+  const trim = trimGrant(await cLibraryPath());
   const gatewayLimits: Record<string, string> = openFiles === null
     ? {}
     : { [OPEN_FILE_LIMIT_ENV]: String(openFiles) };
@@ -175,6 +204,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       ...common,
       HOST: "127.0.0.1",
       PORT: String(servicePorts[name]),
+      ...trim.env,
       ...(name === "webhooks" ? { WEBHOOK_SECRETS_KEY: options.webhookSecretsKey } : {}),
       ...options.processEnv?.[name],
     };
@@ -236,7 +266,12 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   ): StackProcess => {
     const stdout = options.logDir ? "piped" : "inherit";
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...RUN_FLAGS, new URL(ENTRY[name], ROOT).pathname],
+      args: [
+        "run",
+        ...RUN_FLAGS,
+        ...(name === "gateway" ? [] : trim.flags),
+        new URL(ENTRY[name], ROOT).pathname,
+      ],
       cwd: new URL(".", ROOT).pathname,
       // Each process names itself in what it exports (telemetry's service.name), whatever name
       // the launcher's own environment carries.

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { SERVICES } from "./routes.ts";
-import { RUN_FLAGS, V8_FLAGS } from "./launcher.ts";
+import { cLibraryPath, RUN_FLAGS, trimGrant, V8_FLAGS } from "./launcher.ts";
+import { MALLOC_TRIM_LIBRARY_ENV } from "./heap_compaction.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const V8_FLAGS_ARG = `--v8-flags=${V8_FLAGS.join(",")}`;
@@ -47,5 +48,60 @@ Deno.test("the Dockerfile runs every process with the launcher's V8 flags", asyn
   assert.equal(commands.length, SERVICES.length + 1, "one CMD per service and the gateway");
   for (const command of commands) {
     assert.ok(command.includes(V8_FLAGS_ARG), `${command.at(-1)}: CMD must pass ${V8_FLAGS_ARG}`);
+  }
+});
+
+/** Runs a module that trims, with `flags` and `env`, and answers whether it trimmed. */
+async function trimsWith(flags: readonly string[], env: Record<string, string>): Promise<boolean> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const module = `${dir}/trim.ts`;
+    const heap = new URL("heap_compaction.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      module,
+      `import { trimMalloc } from "${heap}";\nconsole.log(JSON.stringify(trimMalloc()));`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, module],
+      cwd: ROOT.pathname,
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return JSON.parse(new TextDecoder().decode(out.stdout)) as boolean;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a service started with the launcher's grant gives malloc's free pages back", async () => {
+  const libc = await cLibraryPath();
+  assert.ok(libc !== null, "this machine's C library is in /proc/self/maps");
+  const grant = trimGrant(libc);
+  assert.equal(await trimsWith([...RUN_FLAGS, ...grant.flags], grant.env), true);
+  // Either half alone trims nothing, and nothing throws or prompts.
+  assert.equal(await trimsWith(RUN_FLAGS, grant.env), false);
+  assert.equal(await trimsWith([...RUN_FLAGS, ...grant.flags], {}), false);
+  // The grant is that one file: another library of the machine stays closed.
+  const other = libc.replace(/libc(\.so\.6|-[\d.]+\.so)$/, "libm.so.6");
+  assert.equal(
+    await trimsWith([...RUN_FLAGS, ...grant.flags], { [MALLOC_TRIM_LIBRARY_ENV]: other }),
+    false,
+  );
+});
+
+Deno.test("the Dockerfile grants the services, not the gateway, the library it names", async () => {
+  const dockerfile = await Deno.readTextFile(new URL("Dockerfile", ROOT));
+  const named = new RegExp(`^ENV ${MALLOC_TRIM_LIBRARY_ENV}=(\\S+)$`, "m").exec(dockerfile)?.[1];
+  assert.ok(named !== undefined, `the Dockerfile sets ${MALLOC_TRIM_LIBRARY_ENV}`);
+  const commands = [...dockerfile.matchAll(/^CMD (\[.*\])$/gm)].map((m) =>
+    JSON.parse(m[1]!) as string[]
+  ).filter((command) => command.at(-1)?.endsWith("/main.ts"));
+  for (const command of commands) {
+    const grants = command.filter((arg) => arg.startsWith("--allow-ffi"));
+    const expected: string[] = command.at(-1) === "gateway/main.ts" ? [] : trimGrant(named).flags;
+    assert.deepEqual(grants, expected, command.at(-1));
   }
 });
