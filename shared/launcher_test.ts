@@ -59,7 +59,10 @@ async function trimsWith(flags: readonly string[], env: Record<string, string>):
     const heap = new URL("heap_compaction.ts", import.meta.url).href;
     await Deno.writeTextFile(
       module,
-      `import { trimMalloc } from "${heap}";\nconsole.log(JSON.stringify(trimMalloc()));`,
+      `import { trimMalloc } from "${heap}";\nconsole.log(JSON.stringify(trimMalloc()));\n` +
+        // Once the library is open, the grant is given up: no second library, nor the same.
+        `if (trimMalloc()) try { Deno.dlopen(Deno.env.get("${MALLOC_TRIM_LIBRARY_ENV}"), {}); ` +
+        `throw new Error("opened again"); } catch (e) { if (!(e instanceof Deno.errors.NotCapable)) throw e; }`,
     );
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...flags, module],

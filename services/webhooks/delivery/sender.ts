@@ -195,10 +195,22 @@ function freshClient(target: Target, allowPrivateTargets: boolean, timeoutMs: nu
   });
 }
 
-/** One exchange's outcome, and whether the connection was cut before any answer came. */
+/** One exchange's outcome, and whether it was lost to a kept connection the endpoint closed. */
 interface Exchange {
   result: Result;
-  cutBeforeAnswer: boolean;
+  staleConnection: boolean;
+}
+
+/**
+ * Whether `error` is a connection closed under a request before any answer, on a connection
+ * that had carried an earlier exchange (undici's socket error says what the socket had read):
+ * the endpoint closed it while it sat idle. A first exchange cut, or a reset of any other kind,
+ * is the endpoint's answer, and is not sent again.
+ */
+function closedWhileKept(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, socket } = error as Error & { code?: string; socket?: { bytesRead?: number } };
+  return code === "UND_ERR_SOCKET" && (socket?.bytesRead ?? 0) > 0;
 }
 
 /** One POST over `dispatcher`, bounded by `timeoutMs`; reads and drops the response body. */
@@ -235,17 +247,13 @@ async function exchange(
       received += (chunk as Uint8Array).length;
       if (received > MAX_RESPONSE_BYTES) break;
     }
-    return { result: statusResult, cutBeforeAnswer: false };
+    return { result: statusResult, staleConnection: false };
   } catch (error) {
-    if (statusResult !== null) return { result: statusResult, cutBeforeAnswer: false };
+    if (statusResult !== null) return { result: statusResult, staleConnection: false };
     if (deadline.signal.aborted) {
-      return { result: failed(`timed out after ${request.timeoutMs} ms`), cutBeforeAnswer: false };
+      return { result: failed(`timed out after ${request.timeoutMs} ms`), staleConnection: false };
     }
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    return {
-      result: resultForError(error, target.host),
-      cutBeforeAnswer: RESET_ERROR_CODES.has(code),
-    };
+    return { result: resultForError(error, target.host), staleConnection: closedWhileKept(error) };
   } finally {
     clearTimeout(timer);
   }
@@ -309,12 +317,13 @@ const MAX_ATTEMPTS_PER_CONNECTION = 1_000;
  * A sender that keeps each target's connections open between attempts (undici's Pool per
  * origin): a connection per attempt cost the worker about 0.5 ms of CPU per attempt, a kept one
  * about 0.11 ms (2,000 attempts, 10 at a time, to a receiver on loopback), and a busy endpoint
- * gets a stream of events. Each connection is still opened through the guard, to an address it checked, so a kept
- * connection goes where a fresh one would have when it was opened; none is kept past
- * `keepAliveMs` idle or past 1,000 attempts. An endpoint may close an idle connection just as an attempt is written to
- * it: an attempt cut before any answer is sent once more, at once, over a connection of its own,
- * within what is left of its time (the receiver tells the two apart, if it ever sees both, by the
- * `webhook-id` they share, as it does any redelivery).
+ * gets a stream of events. Each connection is still opened through the guard, to an address it
+ * checked, so a kept connection goes where a fresh one would have when it was opened; none is
+ * kept past `keepAliveMs` idle or past 1,000 attempts. An endpoint may close an idle connection
+ * just as an attempt is written to it: an attempt whose kept connection is closed under it before
+ * any answer is sent once more, at once, over a connection of its own, within what is left of its
+ * time (the receiver tells the two apart, if it ever sees both, by the `webhook-id` they share,
+ * as it does any redelivery).
  */
 export function keptSender(options: KeptSenderOptions): WebhookSender {
   const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
@@ -324,8 +333,13 @@ export function keptSender(options: KeptSenderOptions): WebhookSender {
   const closing = new Set<Promise<void>>();
   let closed = false;
 
-  const retire = (pool: Pool): void => {
-    const done = closeWithin(pool, CLOSE_GRACE_MS).finally(() => closing.delete(done));
+  /**
+   * Closes a pool once its attempts are over: an evicted target's attempts still under way run
+   * to their end (each bounded by its own deadline); `close()` of the sender cuts them short.
+   */
+  const retire = (pool: Pool, graceMs: number | null): void => {
+    const done = (graceMs === null ? pool.close().catch(() => {}) : closeWithin(pool, graceMs))
+      .finally(() => closing.delete(done));
     closing.add(done);
   };
 
@@ -350,7 +364,7 @@ export function keptSender(options: KeptSenderOptions): WebhookSender {
     for (const [oldKey, oldPool] of pools) {
       if (pools.size <= maxTargets) break;
       pools.delete(oldKey);
-      retire(oldPool);
+      retire(oldPool, null);
     }
     return pool;
   };
@@ -374,18 +388,19 @@ export function keptSender(options: KeptSenderOptions): WebhookSender {
         request.timeoutMs,
       );
       const left = request.timeoutMs - (performance.now() - started);
-      if (!first.cutBeforeAnswer || left <= 0) return outcome(first.result);
+      if (!first.staleConnection || left <= 0) return outcome(first.result);
       return outcome(await attemptFresh(target, request, body, Math.ceil(left)));
     },
     async close() {
       closed = true;
-      for (const pool of pools.values()) retire(pool);
+      for (const pool of pools.values()) retire(pool, CLOSE_GRACE_MS);
       pools.clear();
       await Promise.all([...closing]);
     },
   };
 }
 
+/** Closes `dispatcher`, waiting `ms` for its exchanges to end, then destroys it (`ms` more). */
 async function closeWithin(dispatcher: Client | Pool, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
@@ -393,5 +408,9 @@ async function closeWithin(dispatcher: Client | Pool, ms: number): Promise<void>
     new Promise((resolve) => timer = setTimeout(resolve, ms)),
   ]);
   clearTimeout(timer);
-  await dispatcher.destroy().catch(() => {});
+  await Promise.race([
+    dispatcher.destroy().catch(() => {}),
+    new Promise((resolve) => timer = setTimeout(resolve, ms)),
+  ]);
+  clearTimeout(timer);
 }

@@ -487,7 +487,7 @@ Deno.test("keptSender() sends again over a new connection when a kept one is cut
   });
 });
 
-Deno.test("keptSender() reports a cut connection as reset when the new one is cut too", async () => {
+Deno.test("keptSender() reports a new connection cut unanswered as reset, sent once", async () => {
   await withRawEndpoint(() => "cut", async (url, connections) => {
     const sender = keptSender({ connectionsPerTarget: 1 });
     try {
@@ -496,11 +496,29 @@ Deno.test("keptSender() reports a cut connection as reset when the new one is cu
         [outcome.succeeded, outcome.httpStatus, outcome.failureReason],
         [false, null, "connection reset"],
       );
-      assert.equal(connections(), 2);
+      // Cut on its first exchange, the connection was the endpoint's answer: not sent again.
+      assert.equal(connections(), 1);
     } finally {
       await sender.close();
     }
   });
+});
+
+Deno.test("keptSender() sends a kept connection's cut attempt again once, and reports the second cut", async () => {
+  await withRawEndpoint(
+    (connection, request) => connection === 0 && request === 0 ? "204" : "cut",
+    async (url, connections) => {
+      const sender = keptSender({ connectionsPerTarget: 1 });
+      try {
+        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+        const second = await keptAttempt(sender.send, url);
+        assert.deepEqual([second.succeeded, second.failureReason], [false, "connection reset"]);
+        assert.equal(connections(), 2);
+      } finally {
+        await sender.close();
+      }
+    },
+  );
 });
 
 Deno.test("keptSender() drops a connection whose answer was too long to read", async () => {
@@ -537,5 +555,26 @@ Deno.test("keptSender() still refuses a forbidden target, and keeps nothing past
     // After close, an attempt still goes out, over a connection of its own that it closes.
     assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
     assert.equal(connections(), 2);
+  });
+});
+
+Deno.test("keptSender() lets an evicted target's attempt under way finish", async () => {
+  await withReceiver(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    return new Response(null, { status: 204 });
+  }, async (slow) => {
+    await withRawEndpoint(() => "204", async (other) => {
+      const sender = keptSender({ connectionsPerTarget: 1, maxTargets: 1 });
+      try {
+        const underWay = keptAttempt(sender.send, `${slow.url}/hooks`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A second target evicts the first while its attempt waits for the answer.
+        assert.equal((await keptAttempt(sender.send, other)).httpStatus, 204);
+        const outcome = await underWay;
+        assert.deepEqual([outcome.succeeded, outcome.httpStatus], [true, 204]);
+      } finally {
+        await sender.close();
+      }
+    });
   });
 });
