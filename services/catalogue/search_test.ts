@@ -4,8 +4,16 @@
  * read.
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { assertSearchFunction, serviceHarness } from "@printshop/shared/testing";
-import { connect } from "@printshop/shared/db";
+import assert from "node:assert/strict";
+import {
+  assertSearchFunction,
+  nodesOf,
+  scansOf,
+  searchPlans,
+  serviceHarness,
+} from "@printshop/shared/testing";
+import { connect, transaction } from "@printshop/shared/db";
+import { escapeLike } from "@printshop/shared/filters";
 import { ROLES, roleUrl, withOrganization } from "@printshop/shared/db/tenancy";
 import { catalogueService } from "./app.ts";
 import { listVariants } from "./store/variants.ts";
@@ -125,5 +133,91 @@ Deno.test("the variant list walks for a common term through its join, and answer
     }
   } finally {
     await conn.end();
+  }
+});
+
+Deno.test("a code of short segments is found through the codes index, as its columns hold it", async () => {
+  await using h = await serviceHarness(catalogueService);
+  const big = crypto.randomUUID();
+  const other = crypto.randomUUID();
+  // Stock codes as the scale bench makes them: SC-<item>-<1..10>, the same in both shops; item 1's
+  // ten are the only codes holding "-1-".
+  for (const [organization, items] of [[big, 2_000], [other, 500]] as [string, number][]) {
+    await h.sql`
+      INSERT INTO catalogue_items (id, organization_id, style_code, name, brand, category,
+        created_at, updated_at)
+      SELECT gen_random_uuid(), ${organization}, 'ST-' || i, 'Tee ' || i, 'Brand', 'Tees', now(),
+        now()
+      FROM generate_series(1, ${items}::int) i`;
+    await h.sql`
+      INSERT INTO garment_variants (id, organization_id, garment_catalogue_item_id, style_code,
+        color, size, size_key, stock_code, stock_on_hand, created_at, updated_at)
+      SELECT gen_random_uuid(), ${organization}, c.id, c.style_code, 'Black ' || n, 'M', 'M',
+        'SC-' || substr(c.style_code, 4) || '-' || n, 0, now(), now()
+      FROM catalogue_items c, generate_series(1, 10) n WHERE c.organization_id = ${organization}`;
+  }
+  await h.sql`ANALYZE garment_variants`;
+  const found = async (term: string): Promise<string[]> => {
+    const rows = await withOrganization(
+      big,
+      () =>
+        transaction(h.deps.sql, (tx) =>
+          tx<{ id: string }[]>`
+          SELECT id FROM garment_variants_matching(${`%${escapeLike(term)}%`}) AS m (id)`),
+    );
+    return rows.map((r) => r.id).sort();
+  };
+  const expected = async (term: string): Promise<string[]> => {
+    const rows = await h.sql<{ id: string }[]>`
+      SELECT id FROM garment_variants WHERE organization_id = ${big}
+        AND (strpos(lower(style_code), lower(${term})) > 0
+          OR strpos(lower(color), lower(${term})) > 0 OR strpos(lower(size), lower(${term})) > 0
+          OR strpos(lower(stock_code), lower(${term})) > 0
+          OR strpos(lower(coalesce(external_id, '')), lower(${term})) > 0)`;
+    return rows.map((r) => r.id).sort();
+  };
+  // The same answer as every column searched whole: the codes index only chooses where to look.
+  for (
+    const term of ["SC-1-1", "sc-1-1", "-1-", "1-1", "C-12-", "T-7", "M", "-", "SC-1-1 Black"]
+  ) {
+    assertEquals(await found(term), await expected(term), `"${term}"`);
+  }
+  assert.equal((await found("SC-1-1")).length, 2, "SC-1-1 and SC-1-10");
+  assertEquals(await found("SC_1"), [], "an underscore is literal");
+
+  // What the search read: the codes index, and hardly a variant it did not find;
+  // a term too short for it, or not plain ASCII, is read as before.
+  const plans = await searchPlans(
+    h.databaseUrl,
+    catalogueService.service,
+    big,
+    "garment_variants_matching",
+    "SC-1-1",
+    { analyze: true },
+  );
+  const scans = plans.flatMap(scansOf).filter((scan) => scan.table === "garment_variants");
+  assertEquals(
+    scans.map((scan) => scan.indexes),
+    [["garment_variants_search_codes"]],
+    "SC-1-1 is looked up in the codes index",
+  );
+  const heapRows = plans.flatMap(nodesOf)
+    .filter((node) => node["Relation Name"] === "garment_variants")
+    .map((node) => (node as { "Actual Rows"?: number })["Actual Rows"] ?? 0);
+  assert(heapRows.every((rows) => rows <= 12), `variants read: ${heapRows}`);
+  for (const term of ["-", "Σ-1"]) {
+    const short = await searchPlans(
+      h.databaseUrl,
+      catalogueService.service,
+      big,
+      "garment_variants_matching",
+      term,
+    );
+    assert(
+      !short.flatMap(scansOf).some((scan) =>
+        scan.indexes.includes("garment_variants_search_codes")
+      ),
+      `"${term}" has no trigram for the codes index`,
+    );
   }
 });
