@@ -91,17 +91,19 @@ const COMPACTION_GROWTH_BYTES = 16 << 20;
 const TRIM_GROWTH_BYTES = 8 << 20;
 
 /**
- * The heap's committed size, the process's resident memory, and the bytes allocated since the
+ * The heap's committed size, the process's resident memory (0 unless `withRss`), and the bytes
+ * allocated since the
  * process started (NaN on a runtime that does not tell, which is then never quiet).
  */
-function heapNow(): { size: number; rss: number; allocated: number } {
+function heapNow(withRss: boolean): { size: number; rss: number; allocated: number } {
   // total_allocated_bytes is newer than @types/node 22 (Deno 2.9 has it).
   const heap = getHeapStatistics() as ReturnType<typeof getHeapStatistics> & {
     total_allocated_bytes?: number;
   };
   return {
     size: heap.total_heap_size,
-    rss: Deno.memoryUsage().rss,
+    // Read only where it is compared (a process that trims), never on every collection.
+    rss: withRss ? Deno.memoryUsage().rss : 0,
     allocated: heap.total_allocated_bytes ?? Number.NaN,
   };
 }
@@ -119,13 +121,13 @@ function heapNow(): { size: number; rss: number; allocated: number } {
 export function startHeapCompaction(): { stop(): void } {
   if (!compactHeap()) return { stop() {} };
   const trims = canTrimMalloc();
-  let settled = heapNow();
+  let settled = heapNow(trims);
   let allocated = Number.NaN;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   const check = (): void => {
     timer = undefined;
-    const now = heapNow();
+    const now = heapNow(trims);
     const quiet = now.allocated - allocated < QUIET_ALLOCATION_BYTES;
     allocated = now.allocated;
     // Not grown: nothing to do until garbage is collected again.
@@ -140,7 +142,7 @@ export function startHeapCompaction(): { stop(): void } {
       return;
     }
     compactHeap();
-    settled = heapNow();
+    settled = heapNow(trims);
   };
   // A target nothing else refers to is collected by the next GC, even a young generation one,
   // and its callback then runs: a sign the heap is changing.
@@ -148,7 +150,7 @@ export function startHeapCompaction(): { stop(): void } {
     if (stopped) return;
     collections.register({}, undefined);
     if (timer !== undefined) return;
-    allocated = heapNow().allocated;
+    allocated = heapNow(false).allocated;
     timer = setTimeout(check, COMPACTION_CHECK_MS);
   });
   collections.register({}, undefined);
