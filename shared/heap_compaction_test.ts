@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { cLibraryPath, RUN_FLAGS, trimGrant } from "./launcher.ts";
-
-const ROOT = new URL("../", import.meta.url);
+import { runModuleJson } from "./testing/module_process.ts";
 
 /**
  * A process that, with the compaction running, fills 72 MB of buffers the C allocator serves
@@ -30,26 +29,11 @@ await new Promise((resolve) => setTimeout(resolve, 2000));
 console.log(JSON.stringify({ before, peak, after: rssMb(), kept: kept.length }));
 compaction.stop();`;
 
-async function burst(
+function burst(
   flags: readonly string[],
   env: Record<string, string>,
 ): Promise<{ before: number; peak: number; after: number }> {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.writeTextFile(`${dir}/burst.ts`, BURST);
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, `${dir}/burst.ts`],
-      cwd: ROOT.pathname,
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    return JSON.parse(new TextDecoder().decode(out.stdout));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  return runModuleJson(BURST, flags, env);
 }
 
 Deno.test("after a burst, a service given the trim grant gives the freed pages back", async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { SERVICES } from "./routes.ts";
 import { cLibraryPath, RUN_FLAGS, trimGrant, V8_FLAGS } from "./launcher.ts";
 import { MALLOC_TRIM_LIBRARY_ENV } from "./heap_compaction.ts";
+import { runModuleJson } from "./testing/module_process.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const V8_FLAGS_ARG = `--v8-flags=${V8_FLAGS.join(",")}`;
@@ -52,31 +53,16 @@ Deno.test("the Dockerfile runs every process with the launcher's V8 flags", asyn
 });
 
 /** Runs a module that trims, with `flags` and `env`, and answers whether it trimmed. */
-async function trimsWith(flags: readonly string[], env: Record<string, string>): Promise<boolean> {
-  const dir = await Deno.makeTempDir();
-  try {
-    const module = `${dir}/trim.ts`;
-    const heap = new URL("heap_compaction.ts", import.meta.url).href;
-    await Deno.writeTextFile(
-      module,
-      `import { trimMalloc } from "${heap}";\nconsole.log(JSON.stringify(trimMalloc()));\n` +
-        // Once the library is open, the grant is given up: no second library, nor the same.
-        `if (trimMalloc()) try { Deno.dlopen(Deno.env.get("${MALLOC_TRIM_LIBRARY_ENV}"), {}); ` +
-        `throw new Error("opened again"); } catch (e) { if (!(e instanceof Deno.errors.NotCapable)) throw e; }`,
-    );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, module],
-      cwd: ROOT.pathname,
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    return JSON.parse(new TextDecoder().decode(out.stdout)) as boolean;
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+function trimsWith(flags: readonly string[], env: Record<string, string>): Promise<boolean> {
+  const heap = new URL("heap_compaction.ts", import.meta.url).href;
+  return runModuleJson<boolean>(
+    `import { trimMalloc } from "${heap}";\nconsole.log(JSON.stringify(trimMalloc()));\n` +
+      // Once the library is open, the grant is given up: no second library, nor the same.
+      `if (trimMalloc()) try { Deno.dlopen(Deno.env.get("${MALLOC_TRIM_LIBRARY_ENV}"), {}); ` +
+      `throw new Error("opened again"); } catch (e) { if (!(e instanceof Deno.errors.NotCapable)) throw e; }`,
+    flags,
+    env,
+  );
 }
 
 Deno.test("a service started with the launcher's grant gives malloc's free pages back", async () => {

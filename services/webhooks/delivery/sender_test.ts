@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   type AttemptOutcome,
   keptSender,
+  type KeptSenderOptions,
   sendWebhook,
   USER_AGENT,
   type WebhookRequest,
@@ -455,19 +456,29 @@ function keptAttempt(
   });
 }
 
+/** A kept sender for the length of `run`, which sends attempts to a URL; closed after. */
+async function withKeptSender(
+  options: KeptSenderOptions,
+  run: (attempt: (url: string) => Promise<AttemptOutcome>) => Promise<void>,
+): Promise<void> {
+  const sender = keptSender(options);
+  try {
+    await run((url) => keptAttempt(sender.send, url));
+  } finally {
+    await sender.close();
+  }
+}
+
 Deno.test("keptSender() sends one endpoint's attempts over the connection it kept", async () => {
   await withRawEndpoint(() => "204", async (url, connections) => {
-    const sender = keptSender({ connectionsPerTarget: 4 });
-    try {
+    await withKeptSender({ connectionsPerTarget: 4 }, async (attempt) => {
       for (let i = 0; i < 10; i++) {
-        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+        assert.equal((await attempt(url)).httpStatus, 204);
       }
       // One after another: the pool may open a second connection while the first is being
       // released, never one per attempt.
       assert.ok(connections() <= 2, `${connections()} connections for 10 attempts`);
-    } finally {
-      await sender.close();
-    }
+    });
   });
 });
 
@@ -475,32 +486,26 @@ Deno.test("keptSender() sends again over a new connection when a kept one is cut
   // The endpoint answers the first request of each connection and cuts the second, as one that
   // closes an idle connection just as the next attempt arrives.
   await withRawEndpoint((_, request) => request === 0 ? "204" : "cut", async (url, connections) => {
-    const sender = keptSender({ connectionsPerTarget: 1 });
-    try {
-      assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
-      const second = await keptAttempt(sender.send, url);
+    await withKeptSender({ connectionsPerTarget: 1 }, async (attempt) => {
+      assert.equal((await attempt(url)).httpStatus, 204);
+      const second = await attempt(url);
       assert.deepEqual([second.succeeded, second.httpStatus], [true, 204]);
       assert.equal(connections(), 2);
-    } finally {
-      await sender.close();
-    }
+    });
   });
 });
 
 Deno.test("keptSender() reports a new connection cut unanswered as reset, sent once", async () => {
   await withRawEndpoint(() => "cut", async (url, connections) => {
-    const sender = keptSender({ connectionsPerTarget: 1 });
-    try {
-      const outcome = await keptAttempt(sender.send, url);
+    await withKeptSender({ connectionsPerTarget: 1 }, async (attempt) => {
+      const outcome = await attempt(url);
       assert.deepEqual(
         [outcome.succeeded, outcome.httpStatus, outcome.failureReason],
         [false, null, "connection reset"],
       );
       // Cut on its first exchange, the connection was the endpoint's answer: not sent again.
       assert.equal(connections(), 1);
-    } finally {
-      await sender.close();
-    }
+    });
   });
 });
 
@@ -508,15 +513,12 @@ Deno.test("keptSender() sends a kept connection's cut attempt again once, and re
   await withRawEndpoint(
     (connection, request) => connection === 0 && request === 0 ? "204" : "cut",
     async (url, connections) => {
-      const sender = keptSender({ connectionsPerTarget: 1 });
-      try {
-        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
-        const second = await keptAttempt(sender.send, url);
+      await withKeptSender({ connectionsPerTarget: 1 }, async (attempt) => {
+        assert.equal((await attempt(url)).httpStatus, 204);
+        const second = await attempt(url);
         assert.deepEqual([second.succeeded, second.failureReason], [false, "connection reset"]);
         assert.equal(connections(), 2);
-      } finally {
-        await sender.close();
-      }
+      });
     },
   );
 });
@@ -525,14 +527,11 @@ Deno.test("keptSender() drops a connection whose answer was too long to read", a
   await withRawEndpoint(
     (connection) => connection === 0 ? "big" : "204",
     async (url, connections) => {
-      const sender = keptSender({ connectionsPerTarget: 1 });
-      try {
-        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 200);
-        assert.equal((await keptAttempt(sender.send, url)).httpStatus, 204);
+      await withKeptSender({ connectionsPerTarget: 1 }, async (attempt) => {
+        assert.equal((await attempt(url)).httpStatus, 200);
+        assert.equal((await attempt(url)).httpStatus, 204);
         assert.equal(connections(), 2);
-      } finally {
-        await sender.close();
-      }
+      });
     },
   );
 });
@@ -564,17 +563,14 @@ Deno.test("keptSender() lets an evicted target's attempt under way finish", asyn
     return new Response(null, { status: 204 });
   }, async (slow) => {
     await withRawEndpoint(() => "204", async (other) => {
-      const sender = keptSender({ connectionsPerTarget: 1, maxTargets: 1 });
-      try {
-        const underWay = keptAttempt(sender.send, `${slow.url}/hooks`);
+      await withKeptSender({ connectionsPerTarget: 1, maxTargets: 1 }, async (attempt) => {
+        const underWay = attempt(`${slow.url}/hooks`);
         await new Promise((resolve) => setTimeout(resolve, 100));
         // A second target evicts the first while its attempt waits for the answer.
-        assert.equal((await keptAttempt(sender.send, other)).httpStatus, 204);
+        assert.equal((await attempt(other)).httpStatus, 204);
         const outcome = await underWay;
         assert.deepEqual([outcome.succeeded, outcome.httpStatus], [true, 204]);
-      } finally {
-        await sender.close();
-      }
+      });
     });
   });
 });
