@@ -92,8 +92,8 @@ const TRIM_GROWTH_BYTES = 8 << 20;
 
 /**
  * The heap's committed size, the process's resident memory (0 unless `withRss`), and the bytes
- * allocated since the
- * process started (NaN on a runtime that does not tell, which is then never quiet).
+ * allocated since the process started (NaN on a runtime that does not tell, which is then never
+ * quiet).
  */
 function heapNow(withRss: boolean): { size: number; rss: number; allocated: number } {
   // total_allocated_bytes is newer than @types/node 22 (Deno 2.9 has it).
