@@ -321,8 +321,9 @@ const MAX_ATTEMPTS_PER_CONNECTION = 1_000;
  * checked, so a kept connection goes where a fresh one would have when it was opened; none is
  * kept past `keepAliveMs` idle or past 1,000 attempts. An endpoint may close an idle connection
  * just as an attempt is written to it: an attempt whose kept connection is closed under it before
- * any answer is sent once more, at once, over a connection of its own, within what is left of its
- * time (the receiver tells the two apart, if it ever sees both, by the `webhook-id` they share,
+ * a whole status line and headers came back (whenever, within its time: undici does not tell a
+ * close at once from one later, nor a cut status line from none) is sent once more, at once, over
+ * a connection of its own, within what is left of its time (the receiver tells the two apart, if it ever sees both, by the `webhook-id` they share,
  * as it does any redelivery).
  */
 export function keptSender(options: KeptSenderOptions): WebhookSender {
