@@ -37,6 +37,14 @@ COPY shared/ shared/
 # with --allow-all: its entrypoint reads `ulimit -n` and hands it over as OPEN_FILE_LIMIT, as
 # the launcher does, then runs the CMD under the image's tini.
 FROM deps AS gateway
+# The gateway allocates with jemalloc, which gives a connection flood's memory back by itself
+# (shared/allocator.ts says why), preloaded from one fixed path whatever the architecture, with
+# the launcher's settings (allocator_test.ts checks they match). The services do not need it.
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
+  && rm -rf /var/lib/apt/lists/* \
+  && ln -s "$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')" /usr/local/lib/printshop-jemalloc.so.2
+ENV LD_PRELOAD=/usr/local/lib/printshop-jemalloc.so.2
+ENV MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
 COPY gateway/ gateway/
 USER deno
 ENTRYPOINT ["/tini", "--", "sh", "-c", "export OPEN_FILE_LIMIT=\"$(ulimit -n)\"; exec \"$@\"", "gateway-entrypoint"]

@@ -6,6 +6,7 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type Envelope, startTestStack, type TestStack } from "@printshop/shared/testing";
 import { waitFor } from "@printshop/shared/net";
 import { cLibraryPath } from "@printshop/shared/launcher";
+import { jemallocMissingMessage, jemallocPath } from "@printshop/shared/allocator";
 import { parseApiKey } from "../gateway/domain/api_key.ts";
 
 const body = async <T = Record<string, unknown>>(res: Response): Promise<Envelope<T>> =>
@@ -31,6 +32,15 @@ Deno.test("the platform serves tenants through the gateway, isolated from one an
       const grants = args.filter((arg) => arg.startsWith("--allow-ffi"));
       const expected = process.name === "gateway" || libc === null ? [] : [`--allow-ffi=${libc}`];
       assertEquals(grants, expected, process.name);
+    }
+  });
+
+  await t.step("the gateway allocates with jemalloc, the services with the C library", async () => {
+    const jemalloc = await jemallocPath();
+    assert.ok(jemalloc !== null, jemallocMissingMessage());
+    for (const process of stack.processes) {
+      const maps = await Deno.readTextFile(`/proc/${process.child.pid}/maps`);
+      assertEquals(maps.includes(jemalloc), process.name === "gateway", process.name);
     }
   });
 

@@ -26,7 +26,8 @@
  *    also shows p50 and p99 of the 200 answers alone.
  * 2. During the attack, 200 of the same on fresh connections from the attackers' own addresses
  *    (127.0.0.2–20 round-robin): the share answered 200 (goal ≥ 95 %).
- * 3. The gateway process's RSS (VmRSS of /proc/<pid>/status, the pid from the stack's processes):
+ * 3. The gateway process's RSS (VmRSS of /proc/<pid>/status, the pid from the stack's processes;
+ *    the table says whether its memory map holds jemalloc, shared/allocator.ts):
  *    after the baseline, every 250 ms from the first attacking connection until the attackers let
  *    go (the most, goal ≤ 250 MB), and 10 s after they let go (goal within 20 % of before: at most
  *    1.2× before; less is fine).
@@ -68,7 +69,7 @@ import { type EdgeReport, formatEdgeReport, type HeldFigures } from "./bench/edg
 import { CONCURRENCY, PATH, type RequestPhase, requestPhase } from "./bench/edge_requests.ts";
 import { absoluteGoal, type Goal, goal } from "./bench/goals.ts";
 import { fileSize, readFrom } from "./bench/log_files.ts";
-import { descriptorCount, gatewayPid, openFileLimit, rssMb } from "./bench/proc.ts";
+import { allocatorOf, descriptorCount, gatewayPid, openFileLimit, rssMb } from "./bench/proc.ts";
 import { writeResults } from "./bench/results.ts";
 import { benchOrganization, type BenchStack, startBenchStack } from "./bench/stack.ts";
 
@@ -401,6 +402,7 @@ async function measure(
     },
     victim: { baseline, underAttack, tenSecondsAfter },
     attackerAddresses,
+    allocator: await allocatorOf(gatewayPid(bench)),
     rssMb: {
       before: rssBefore,
       maxDuringAttack: rssMax,

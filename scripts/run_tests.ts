@@ -8,12 +8,13 @@
  * with any cluster a test's data directory linked to under /var/tmp; the run then fails if it
  * left anything else behind there (PostgreSQL binaries staged once per version are expected).
  *
- * Browser tests need Debian's Chromium, and the proxy test Debian's HAProxy: they are installed
- * first when missing and the run is root's (CI's is); otherwise one line says how, and those
- * tests fail with that same line.
+ * Browser tests need Debian's Chromium, the proxy test Debian's HAProxy and the gateway's
+ * allocator tests Debian's libjemalloc2: they are installed first when missing and the run is
+ * root's (CI's is); otherwise one line says how, and those tests fail with that same line.
  */
 import { CHROMIUM_PATH, chromiumMissingMessage } from "@printshop/shared/testing/browser";
 import { HAPROXY_PATH, haproxyMissingMessage } from "@printshop/shared/testing/haproxy";
+import { DEBIAN_JEMALLOC_PATH, jemallocMissingMessage } from "@printshop/shared/allocator";
 import { CONTRACT_CHECKS_ENV } from "@printshop/shared/contract-checks";
 import { removeOrphanClusters, startThrowawayPostgres } from "@printshop/shared/embedded-postgres";
 
@@ -43,10 +44,11 @@ async function leftovers(): Promise<Set<string>> {
 const DEBIAN_PACKAGES = [
   { binary: CHROMIUM_PATH, name: "chromium", missing: chromiumMissingMessage },
   { binary: HAPROXY_PATH, name: "haproxy", missing: haproxyMissingMessage },
+  { binary: DEBIAN_JEMALLOC_PATH, name: "libjemalloc2", missing: jemallocMissingMessage },
 ];
 
 /**
- * A fresh machine has neither Chromium nor HAProxy, and nothing else installs them (playwright's
+ * A fresh machine has none of them, and nothing else installs them (playwright's
  * own download needs hosts this project cannot reach). Failures are printed and the run goes on:
  * the tests that need them then fail with their `missing` line, which is clearer than stopping
  * here.

@@ -7,6 +7,7 @@ import { copyToFile, SUPERVISED_ENV } from "./lifecycle.ts";
 import { Restarts } from "./restarts.ts";
 import { OPEN_FILE_LIMIT_ENV, readOpenFileLimit } from "./open_files.ts";
 import { MALLOC_TRIM_LIBRARY_ENV } from "./heap_compaction.ts";
+import { allocatorLine, gatewayAllocatorEnv, jemallocPath } from "./allocator.ts";
 
 /**
  * Starts the five services and the gateway as separate processes, each on its own port, and
@@ -177,6 +178,8 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   // under RUN_FLAGS; this process runs with --allow-all and can.
   const openFiles = await readOpenFileLimit();
   const trim = trimGrant(await cLibraryPath());
+  const jemalloc = await jemallocPath();
+  const gatewayAllocator = gatewayAllocatorEnv(jemalloc);
   const gatewayLimits: Record<string, string> = openFiles === null
     ? {}
     : { [OPEN_FILE_LIMIT_ENV]: String(openFiles) };
@@ -192,6 +195,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
         ADMIN_PORT: String(ports.admin),
         PLATFORM_ADMIN_TOKEN: options.adminToken,
         ...gatewayLimits,
+        ...gatewayAllocator,
         QUOTES_URL: serviceUrls.quotes,
         CATALOGUE_URL: serviceUrls.catalogue,
         CRM_URL: serviceUrls.crm,
@@ -226,6 +230,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       );
     } catch { /* the log directory is gone: the stack is being torn down */ }
   });
+  say(allocatorLine(jemalloc, gatewayAllocator));
   /** Restarts of each process slot (a service, the gateway, a gateway replica). */
   const supervision = new Map<string, Restarts>();
   /**

@@ -50,6 +50,8 @@ export interface EdgeReport {
   };
   victim: { baseline: RequestPhase; underAttack: RequestPhase; tenSecondsAfter: RequestPhase };
   attackerAddresses: RequestPhase;
+  /** What the gateway's memory map showed it allocating with (shared/allocator.ts). */
+  allocator: "jemalloc" | "glibc" | null;
   rssMb: {
     before: number | null;
     maxDuringAttack: number | null;
@@ -152,7 +154,8 @@ export function formatEdgeReport(report: EdgeReport, writtenTo: string): string 
     `outcomes under attack: ${counts(report.victim.underAttack.outcomes)}`,
     `  from the attackers' addresses: ${counts(report.attackerAddresses.outcomes)}`,
     `gateway RSS MB: ${mb(rssMb.before)} before, ${mb(rssMb.maxDuringAttack)} at most during ` +
-    `(${rssMb.samplesDuringAttack} samples), ${mb(rssMb.tenSecondsAfter)} 10 s after`,
+    `(${rssMb.samplesDuringAttack} samples), ${mb(rssMb.tenSecondsAfter)} 10 s after; ` +
+    `allocator ${report.allocator ?? "unknown"}`,
     `  per connection held: ${perConnectionKb(report)} KB at most (the most RSS during the ` +
     "attack over what it held on average; gateway/edge/capacity.ts budgets 12 KB)",
     `gateway log during the attack: ${

@@ -64,6 +64,21 @@ export async function rssParts(pid: number | null): Promise<RssParts | null> {
   }
 }
 
+/**
+ * The allocator a process runs on, from its memory map: "jemalloc" when it mapped jemalloc
+ * (shared/allocator.ts), else "glibc"; null when the map cannot be read.
+ */
+export async function allocatorOf(pid: number | null): Promise<"jemalloc" | "glibc" | null> {
+  if (pid === null) return null;
+  try {
+    return /\/libjemalloc\.so/.test(await Deno.readTextFile(`/proc/${pid}/maps`))
+      ? "jemalloc"
+      : "glibc";
+  } catch {
+    return null;
+  }
+}
+
 /** The command name of a `/proc/<pid>/stat` line: field 2, in parentheses, spaces and all. */
 export function parseProcCommand(text: string): string {
   return text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
