@@ -4,7 +4,7 @@
  * connections the gateway was still 1.27× its size before (`deno run -A scripts/bench_edge.ts`).
  * glibc returns the pages in between only when `malloc_trim` is called, which needs
  * `--allow-ffi`, and the gateway parses whatever the internet sends, so it gets no FFI (README
- * "Memory"). jemalloc, preloaded, gives them back by itself: 0.87–0.92× in the same bench, with
+ * "Memory"). jemalloc, preloaded, gives them back by itself: 0.87–0.95× in the same bench, with
  * no new permission. The services keep glibc and trim (heap_compaction.ts).
  */
 
