@@ -11,6 +11,12 @@ WORKDIR /app
 # by MALLOC_TRIM_LIBRARY. The gateway's CMD does not grant it, so there the variable does nothing.
 RUN ln -s "$(ldconfig -p | awk '$1 == "libc.so.6" { print $NF; exit }')" /usr/local/lib/printshop-libc.so.6
 ENV MALLOC_TRIM_LIBRARY=/usr/local/lib/printshop-libc.so.6
+# jemalloc for the gateway's stage to preload, at one fixed path whatever the architecture.
+# Installed here, before any of the code is copied, so a change to the code does not run
+# apt-get again; only the gateway's stage preloads it.
+RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
+  && rm -rf /var/lib/apt/lists/* \
+  && ln -s "$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')" /usr/local/lib/printshop-jemalloc.so.2
 COPY deno.json deno.lock ./
 COPY shared/deno.json shared/
 COPY gateway/deno.json gateway/
@@ -37,15 +43,12 @@ COPY shared/ shared/
 # with --allow-all: its entrypoint reads `ulimit -n` and hands it over as OPEN_FILE_LIMIT, as
 # the launcher does, then runs the CMD under the image's tini.
 FROM deps AS gateway
-# The gateway allocates with jemalloc, which gives a connection flood's memory back by itself
-# (shared/allocator.ts says why), preloaded from one fixed path whatever the architecture, with
-# the launcher's settings (allocator_test.ts checks they match). The services do not need it.
-RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 \
-  && rm -rf /var/lib/apt/lists/* \
-  && ln -s "$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')" /usr/local/lib/printshop-jemalloc.so.2
+COPY gateway/ gateway/
+# The gateway allocates with jemalloc (installed in `deps`), which gives a connection flood's
+# memory back by itself (shared/allocator.ts says why), with the launcher's settings
+# (allocator_test.ts checks they match). Set last, so no build step runs under it.
 ENV LD_PRELOAD=/usr/local/lib/printshop-jemalloc.so.2
 ENV MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
-COPY gateway/ gateway/
 USER deno
 ENTRYPOINT ["/tini", "--", "sh", "-c", "export OPEN_FILE_LIMIT=\"$(ulimit -n)\"; exec \"$@\"", "gateway-entrypoint"]
 CMD ["deno", "run", "--node-modules-dir=manual", "--v8-flags=--max-semi-space-size=4,--expose-gc", "--allow-net", "--allow-env", "--allow-read=gateway/migrations,node_modules", "gateway/main.ts"]

@@ -179,7 +179,9 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
   const openFiles = await readOpenFileLimit();
   const trim = trimGrant(await cLibraryPath());
   const jemalloc = await jemallocPath();
-  const gatewayAllocator = gatewayAllocatorEnv(jemalloc);
+  // What the gateway would inherit: this process's environment and the caller's for every process.
+  const inherited = { ...Deno.env.toObject(), ...options.env };
+  const gatewayAllocator = gatewayAllocatorEnv(jemalloc, inherited);
   const gatewayLimits: Record<string, string> = openFiles === null
     ? {}
     : { [OPEN_FILE_LIMIT_ENV]: String(openFiles) };
@@ -230,7 +232,7 @@ export async function launchStack(options: StackOptions): Promise<RunningStack> 
       );
     } catch { /* the log directory is gone: the stack is being torn down */ }
   });
-  say(allocatorLine(jemalloc, gatewayAllocator));
+  say(allocatorLine(jemalloc, inherited));
   /** Restarts of each process slot (a service, the gateway, a gateway replica). */
   const supervision = new Map<string, Restarts>();
   /**
