@@ -35,7 +35,7 @@ console.log(JSON.stringify({ before, peak, after: rssMb(), kept: kept.length }))
 compaction.stop();`;
 }
 
-/** Runs the burst with exactly `flags` and `env`: its RSS before, at the peak and after (MB). */
+/** Runs the burst with exactly `flags`, and `env` over ours: its RSS before, at the peak and after (MB). */
 export function burst(
   flags: readonly string[],
   env: Record<string, string>,

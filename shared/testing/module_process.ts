@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 const ROOT = new URL("../../", import.meta.url);
 
 /**
- * Runs `source` as a module of its own, in a new `deno run` process with exactly `flags` and
- * `env` (what a process the launcher starts would have), from the repository root, and answers
- * what it printed, parsed as JSON. Fails when the process does not exit 0.
+ * Runs `source` as a module of its own, in a new `deno run` process with exactly `flags` and with
+ * `env` over this process's environment (as the launcher starts one), from the repository root,
+ * and answers what it printed, parsed as JSON. Fails when the process does not exit 0.
  */
 export async function runModuleJson<T>(
   source: string,
