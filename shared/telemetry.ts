@@ -27,7 +27,7 @@ export { SpanKind };
  * The share of traces the README recommends keeping (`parentbased_traceidratio`): what compose
  * sets by default and what the bench measures export at.
  */
-export const RECOMMENDED_TRACE_SAMPLE = "0.1";
+export const RECOMMENDED_TRACE_SAMPLE = "0.01";
 
 export const RUNTIME_TELEMETRY_VARIABLES: readonly string[] = [
   "OTEL_DENO",
