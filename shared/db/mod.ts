@@ -21,6 +21,8 @@ export type TransactionSql = postgres.TransactionSql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
 /** A piece of SQL built with a tagged template, to interpolate into a statement. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
+/** A statement built and not yet sent, whose rows are `T`. */
+export type Statement<T extends readonly postgres.MaybeRow[]> = postgres.PendingQuery<T>;
 
 /**
  * Sends `ahead` at once and runs `next` without waiting for it: on one connection (a
@@ -142,7 +144,13 @@ export async function read<T>(
   const given = !isPool(sql) ? sql : open?.pool === sql && !open.done ? open.connection : null;
   if (given !== null) {
     if (options.customPlans) await given.unsafe(CUSTOM_PLANS);
-    return await fn(given);
+    if (open?.connection !== given) return await fn(given);
+    open.nested++;
+    try {
+      return await fn(given);
+    } finally {
+      open.nested--;
+    }
   }
   return await onOneConnection(
     sql as Sql,
@@ -167,10 +175,33 @@ export interface ReadOptions {
 /** What `read`'s customPlans sends: for the rest of the transaction. */
 export const CUSTOM_PLANS = "set local plan_cache_mode = force_custom_plan";
 
-/** The connection the current read or transaction holds, for the reads nested in it. */
-const connectionOf = new AsyncLocalStorage<
-  { pool: Sql; connection: postgres.ReservedSql; done: boolean }
->();
+/** What the current read or transaction holds: its connection, for the reads nested in it. */
+interface Held {
+  pool: Sql;
+  connection: postgres.ReservedSql;
+  /** Set once it is over: a nested read after that opens its own. */
+  done: boolean;
+  /** How many reads nested in it are running: `allSent` does nothing then (whose last?). */
+  nested: number;
+  /** A read's: sends its COMMIT, once (`allSent`). */
+  sendCommit: (() => unknown) | undefined;
+}
+
+const connectionOf = new AsyncLocalStorage<Held>();
+
+/**
+ * Says, from inside a read's `fn`, that the read has sent its last statement: the COMMIT is sent
+ * now, behind it, and leaves with it in one write, where one sent once `fn` is done would take a
+ * write of its own (see `read`). For a read that takes its last statement's answer after this (a
+ * page streamed as it arrives): the connection stays the read's until `fn` is done. A statement
+ * sent on `q` after this runs after the COMMIT, outside any transaction that names an
+ * organisation, and sees no tenant rows. In a transaction, or a read nested in another, it does
+ * nothing: the outer one commits when it is done.
+ */
+export function allSent(q: Queryable): void {
+  const open = connectionOf.getStore();
+  if (open?.connection === q && open.nested === 0 && !open.done) open.sendCommit?.();
+}
 
 /**
  * A transaction for work that is rightly about every organisation (relaying the outbox, claiming
@@ -271,7 +302,23 @@ async function onOneConnection<T, Q>(
   let died = false;
   /** A read's COMMIT, which the caller does not wait for, but the release does. */
   let releaseAfter: Promise<unknown> | undefined;
-  const held = { pool: sql, connection, done: false };
+  /** Once sent: the server ends the transaction with it, whatever failed before it. */
+  let commit: Promise<unknown> | undefined;
+  const sendCommit = (): Promise<unknown> => {
+    if (commit === undefined) {
+      commit = connection.unsafe("commit").execute();
+      // A read's, which nobody else waits for: its failure must not be an unhandled rejection.
+      if (!awaitCommit) commit.catch(() => {});
+    }
+    return commit;
+  };
+  const held: Held = {
+    pool: sql,
+    connection,
+    done: false,
+    nested: 0,
+    sendCommit: awaitCommit ? undefined : sendCommit,
+  };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
   pending.add(connection.unsafe(begin).simple().execute());
   try {
@@ -280,7 +327,25 @@ async function onOneConnection<T, Q>(
     // lost: a statement queued behind the one that found it dead is never answered.
     let result: T;
     try {
-      result = await pending.orLost(connectionOf.run(held, () => fn(connection as unknown as Q)));
+      const answer = connectionOf.run(held, () => fn(connection as unknown as Q));
+      if (!awaitCommit && isUnsent(answer)) {
+        // A read whose `fn` answers its one statement unsent (`(q) => q\`…\``): the statement
+        // and the COMMIT are handed on now, behind the BEGIN, and leave in ONE write, where a
+        // COMMIT sent once the answer is in takes a second (a socket write was the largest
+        // single cost of a quote read in the quotes service: a sixth of its CPU). The connection
+        // is still the read's until the answer is in: postgres.js refuses a BEGIN answered on a
+        // connection nobody holds.
+        answer.execute();
+        const sent = sendCommit();
+        held.done = true;
+        try {
+          return await pending.orLost(answer);
+        } finally {
+          // Held back by postgres.js (see below): the connection goes back once it is answered.
+          if (!handedToConnection(sent)) releaseAfter = sent;
+        }
+      }
+      result = await pending.orLost(answer);
     } catch (error) {
       // A statement sent ahead that failed aborted the transaction: the statements after it
       // only say so (25P02). Its own error is the one that tells what went wrong.
@@ -288,35 +353,33 @@ async function onOneConnection<T, Q>(
         ? await pending.firstFailure() ?? error
         : error;
     }
-    const commit = connection.unsafe("commit").execute();
     if (!awaitCommit) {
-      // Nobody else may wait for it: its failure must not be an unhandled rejection.
-      commit.catch(() => {});
-      // postgres.js hands a statement to the connection a turn after it is sent (Query.handle).
-      await null;
-      await null;
       // A read: its answers are in, and a COMMIT that fails has nothing of it to undo. The
-      // connection goes back to the pool at once when the COMMIT is on its way, its next user's
-      // statements behind it. When postgres.js still holds the COMMIT in the reserved
-      // connection's own queue, it goes back once the COMMIT is answered: postgres.js answers a
-      // statement at its CommandComplete, and until the ReadyForQuery after it (which can come
-      // in a later packet; always so for a statement's first use on a connection, which is
-      // described first) it queues what is sent next. Released then to someone waiting for a
-      // connection, that queue is dropped: the COMMIT was never sent, and the next user ran
-      // inside this transaction, with this one's organisation or platform role.
-      if (!handedToConnection(commit)) releaseAfter = commit;
+      // connection goes back to the pool at once when the COMMIT is on its way (sent already
+      // when `fn` said `allSent`), its next user's statements behind it. When postgres.js still
+      // holds the COMMIT in the reserved connection's own queue, it goes back once the COMMIT
+      // is answered: postgres.js answers a statement at its CommandComplete, and until the
+      // ReadyForQuery after it (which can come in a later packet; always so for a statement's
+      // first use on a connection, which is described first) it queues what is sent next.
+      // Released then to someone waiting for a connection, that queue is dropped: the COMMIT
+      // was never sent, and the next user ran inside this transaction, with this one's
+      // organisation or platform role.
+      if (!await handedOn(sendCommit())) releaseAfter = commit;
       return result;
     }
+    sendCommit();
     const failure = await pending.firstFailure();
     // After a failed statement the server answers COMMIT with a rollback: nothing was written.
     // After a lost connection it never answers at all.
     if (isDatabaseUnavailable(failure)) throw failure;
-    await pending.orLost(commit);
+    await pending.orLost(commit!);
     if (failure) throw failure;
     return result;
   } catch (error) {
     died = isDatabaseUnavailable(error) || isDatabaseUnavailable(await pending.firstFailure());
-    if (!died) {
+    // After a COMMIT the server has ended the transaction itself (a failed one by rolling back);
+    // a ROLLBACK sent now could land in the next user's transaction.
+    if (!died && commit === undefined) {
       await pending.orLost(connection.unsafe("rollback").execute()).catch(
         (rollbackError: unknown) => {
           died = isDatabaseUnavailable(rollbackError);
@@ -332,6 +395,26 @@ async function onOneConnection<T, Q>(
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
     pool.used--;
   }
+}
+
+/**
+ * Whether postgres.js has handed `statement` on to its connection, asked once it has had the
+ * chance: it does so a turn after the statement is sent (Query.handle awaits once first).
+ */
+async function handedOn(statement: object): Promise<boolean> {
+  await null;
+  await null;
+  return handedToConnection(statement);
+}
+
+/**
+ * Whether `value` is a postgres.js statement nobody has sent yet: built with the tagged template
+ * (a Query, which is a Promise) and neither awaited nor executed (postgres@3.4.7, src/query.js
+ * sets `executed` as it hands a statement on).
+ */
+function isUnsent<V>(value: V): value is V & { execute(): unknown } {
+  return value instanceof Promise && (value as { executed?: unknown }).executed === false &&
+    typeof (value as { execute?: unknown }).execute === "function";
 }
 
 /**

@@ -4,12 +4,14 @@ import { pathToFileURL } from "node:url";
 import type postgres from "postgres";
 import { createTestDatabase } from "@printshop/shared/testing";
 import {
+  allSent,
   behind,
   connect,
   isDatabaseUnavailable,
   migrate,
   type Migration,
   openDatabase,
+  type Queryable,
   read,
   readMigrations,
   sendBeforeCommit,
@@ -585,12 +587,7 @@ Deno.test("transaction() and behind() whose connection dies under statements sen
  * statement at its CommandComplete and runs what was waiting on it before the ReadyForQuery.
  */
 function splittingRelay(url: string): { url: string; close(): void } {
-  const target = new URL(url);
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const sockets: Deno.Conn[] = [];
-  const relay = async (client: Deno.Conn): Promise<void> => {
-    const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port) });
-    sockets.push(client, server);
+  return tcpRelay(url, async (client, server) => {
     client.readable.pipeTo(server.writable).catch(() => {});
     const writer = client.writable.getWriter();
     let buffered = new Uint8Array(0);
@@ -617,9 +614,26 @@ function splittingRelay(url: string): { url: string; close(): void } {
       }
     } catch { /* either side went away */ }
     writer.close().catch(() => {});
-  };
+  });
+}
+
+/**
+ * A TCP relay on 127.0.0.1 to the PostgreSQL server of `url`, which answers that URL pointed at
+ * itself: `pass` carries the bytes between each client and its own connection to the server.
+ */
+function tcpRelay(
+  url: string,
+  pass: (client: Deno.Conn, server: Deno.Conn) => Promise<void>,
+): { url: string; close(): void } {
+  const target = new URL(url);
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const sockets: Deno.Conn[] = [];
   (async () => {
-    for await (const client of listener) void relay(client);
+    for await (const client of listener) {
+      const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port) });
+      sockets.push(client, server);
+      void pass(client, server);
+    }
   })().catch(() => {});
   const relayed = new URL(url);
   relayed.hostname = "127.0.0.1";
@@ -685,6 +699,140 @@ Deno.test("a pool ends right after a read, its connection given back once the CO
     ]).finally(() => clearTimeout(timer));
   } finally {
     // Not sql.end() again: it would wait on the first.
+    await db.drop();
+  }
+});
+
+/**
+ * A TCP relay to PostgreSQL that notes, in order, each chunk it passes on and which side sent it
+ * (as Latin-1 text, to look for a statement in): what the client sent before the server answered.
+ */
+function recordingRelay(url: string): {
+  url: string;
+  log: { from: "client" | "server"; text: string }[];
+  close(): void;
+} {
+  const log: { from: "client" | "server"; text: string }[] = [];
+  const latin1 = new TextDecoder("latin1");
+  const copy = async (from: "client" | "server", source: Deno.Conn, sink: Deno.Conn) => {
+    try {
+      for await (const chunk of source.readable) {
+        log.push({ from, text: latin1.decode(chunk) });
+        let written = 0;
+        while (written < chunk.length) written += await sink.write(chunk.subarray(written));
+      }
+    } catch { /* either side went away */ }
+  };
+  const relay = tcpRelay(url, async (client, server) => {
+    await Promise.all([copy("client", client, server), copy("server", server, client)]);
+  });
+  return { ...relay, log };
+}
+
+Deno.test("a read of one statement, or one that says allSent, sends its COMMIT with it, before any answer; other reads once they are done", async (t) => {
+  const db = await createTestDatabase();
+  const relay = recordingRelay(db.url);
+  const sql = connect(relay.url, { schema: "public", max: 1 });
+  const organization = crypto.randomUUID();
+  /** Whether the read's COMMIT reached the relay before the server had answered any of it. */
+  const commitAhead = async (reading: () => Promise<unknown>): Promise<boolean> => {
+    // Twice: a statement's first use on a connection is described first, and postgres.js holds
+    // back what follows it until that is answered.
+    await withOrganization(organization, reading);
+    // A read's COMMIT may still be on its way when it answers.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const from = relay.log.length;
+    await withOrganization(organization, reading);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const log = relay.log.slice(from);
+    const commit = log.findIndex((c) => c.from === "client" && /commit\0/i.test(c.text));
+    const answer = log.findIndex((c) => c.from === "server");
+    assert.ok(commit >= 0 && answer >= 0, "the read went through the relay");
+    return commit < answer;
+  };
+  try {
+    await t.step("one statement, answered unsent", async () => {
+      assert.equal(await commitAhead(() => read(sql, (q) => q`SELECT ${1}::int AS n`)), true);
+    });
+    await t.step("a streamed statement, then allSent", async () => {
+      const rows: number[] = [];
+      const streamed = () =>
+        read(sql, async (q) => {
+          const done = q<{ n: number }[]>`SELECT generate_series(1, ${3}::int) AS n`
+            .forEach((row) => void rows.push(row.n));
+          allSent(q);
+          await done;
+        });
+      assert.equal(await commitAhead(streamed), true);
+      assert.deepEqual(rows, [1, 2, 3, 1, 2, 3]);
+    });
+    await t.step("a statement awaited in fn: COMMIT once fn is done", async () => {
+      const awaited = () => read(sql, async (q) => (await q`SELECT ${2}::int AS n`)[0]);
+      assert.equal(await commitAhead(awaited), false);
+    });
+  } finally {
+    await sql.end({ timeout: 1 });
+    relay.close();
+    await db.drop();
+  }
+});
+
+Deno.test("allSent ends the read's transaction: a statement after it names no organisation; in a nested read it does nothing", async (t) => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "public", max: 2 });
+  const organization = crypto.randomUUID();
+  const named = (q: Queryable) =>
+    q<{ organization: string | null }[]>`
+      SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`;
+  try {
+    await t.step("after allSent, outside the transaction", async () => {
+      const [before, after] = await withOrganization(organization, () =>
+        read(sql, async (q) => {
+          const before = (await named(q))[0]!.organization;
+          allSent(q);
+          return [before, (await named(q))[0]!.organization];
+        }));
+      assert.equal(before, organization);
+      assert.equal(after, null);
+    });
+    await t.step("allSent of a nested read leaves the outer one's transaction open", async () => {
+      const after = await withOrganization(organization, () =>
+        read(sql, async (q) => {
+          await read(sql, async (inner) => {
+            await named(inner);
+            allSent(inner);
+          });
+          return (await named(q))[0]!.organization;
+        }));
+      assert.equal(after, organization);
+    });
+    await t.step("in a transaction it does nothing", async () => {
+      const after = await withOrganization(organization, () =>
+        transaction(sql, async (tx) => {
+          allSent(tx);
+          return (await named(tx))[0]!.organization;
+        }));
+      assert.equal(after, organization);
+    });
+    await t.step(
+      "a failed statement sent with its COMMIT: its error, and a clean connection after",
+      async () => {
+        for (let i = 0; i < 3; i++) {
+          await assert.rejects(
+            withOrganization(organization, () => read(sql, (q) => q`SELECT 1 / ${0}::int AS n`)),
+            (error: { code?: string }) => error.code === "22012",
+          );
+          const [row] = await withOrganization(organization, () => read(sql, (q) => named(q)));
+          assert.equal(row?.organization, organization);
+          const reads = await Promise.all([0, 1].map(() => named(sql)));
+          for (const [outside] of reads) {
+            assert.equal(outside?.organization, null, "no transaction left open");
+          }
+        }
+      },
+    );
+  } finally {
+    await sql.end({ timeout: 1 });
     await db.drop();
   }
 });
