@@ -6,7 +6,15 @@
  * that changes anything they show, and every such change gives the row a new version (xmin), so
  * a document is stored only over the version it was rendered from.
  */
-import { type Fragment, oneStatement, type Queryable, read, type Sql } from "@printshop/shared/db";
+import {
+  allSent,
+  type Fragment,
+  oneStatement,
+  type Queryable,
+  read,
+  type Sql,
+  type Statement,
+} from "@printshop/shared/db";
 import { parseFiltersParam } from "@printshop/shared/filters";
 import {
   hasMoreOf,
@@ -86,21 +94,22 @@ function storeDocuments(
 }
 
 /**
- * The quote's stored document: a string, null when it has none stored, undefined when this
- * organisation has no such quote. A statement apart from the render: PostgreSQL keeps one cheap
- * plan for it, where a statement carrying the render's SQL (quote_json.ts) costs it ~0.4 ms more
- * per call even when COALESCE never evaluates the render.
+ * The statement that reads the quote's stored document: one row whose `json` is the document, or
+ * null when it has none stored; no row when this organisation has no such quote. Answered unsent,
+ * so that a read given it sends its COMMIT with it (shared/db/mod.ts `read`). A statement apart
+ * from the render: PostgreSQL keeps one cheap plan for it, where a statement carrying the
+ * render's SQL (quote_json.ts) costs it ~0.4 ms more per call even when COALESCE never evaluates
+ * the render.
  */
-export async function storedDocument(
+export function storedDocument(
   sql: Queryable,
   organizationId: string,
   quoteId: string,
   costs: boolean,
-): Promise<string | null | undefined> {
-  const [row] = await sql<{ json: string | null }[]>`
+): Statement<{ json: string | null }[]> {
+  return sql<{ json: string | null }[]>`
     SELECT ${sql.unsafe(documentColumn(costs))} AS json FROM quotes
     WHERE id = ${quoteId} AND organization_id = ${organizationId}`;
-  return row?.json;
 }
 
 /** One page of a quote list: whose quotes, what the query asks, and the caller's visibility. */
@@ -142,47 +151,42 @@ export async function listDocumentsJson(
   spec: ListSpec,
   request: DocumentPageRequest,
 ): Promise<ReadableStream<Uint8Array>> {
+  const customPlans = searches(spec, request.query.search);
   // The page is read on one connection, in one read for the organisation (the policies show a
-  // statement sent to the pool no quote), held until the stream's statement has been read to its
-  // end: the read's COMMIT, and the connection's next user, wait behind it. The stream is handed
-  // over as soon as its first row is in; the read goes on by itself.
-  const ready = Promise.withResolvers<DocumentPage>();
+  // statement sent to the pool no quote): its one statement and the COMMIT leave together
+  // (allSent), and the connection is held until the statement has been read to its end, or its
+  // next user would wait behind the whole page. The stream is handed over as soon as its first
+  // row is in; the read goes on by itself.
+  const ready = Promise.withResolvers<Streamed | null>();
   read(sql, async (q) => {
-    const page = await documentPage(q, spec, request);
-    ready.resolve(page);
-    await page.done;
-  }, { customPlans: searches(spec, request.query.search) }).catch((error: unknown) =>
-    ready.reject(error)
-  );
-  const { body, rendered } = await ready.promise;
-  // What was rendered is stored once the read is over (rememberDocuments), before the answer.
-  await rememberDocuments(sql, rendered, request.costs);
-  return body;
+    const statements = documentPageStatements(q, spec, request);
+    // Sent as streamPage is called, before its first wait.
+    const streaming = streamPage(statements.stored, statements.end);
+    allSent(q);
+    const streamed = await streaming;
+    ready.resolve(streamed);
+    await streamed?.done;
+  }, { customPlans }).catch((error: unknown) => ready.reject(error));
+  const streamed = await ready.promise;
+  if (streamed !== null) return streamed.body;
+  // Some of the page's quotes have no stored document: the page again, with those rendered, by
+  // one statement in a read of its own (its COMMIT leaves with it), and what it rendered stored
+  // before the answer.
+  let end = 0;
+  const rows = await read(sql, (q) => {
+    const statements = documentPageStatements(q, spec, request);
+    end = statements.end;
+    return statements.rendered;
+  }, { customPlans }) as unknown as PageRow[];
+  const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
+  await rememberDocuments(sql, page, request.costs);
+  return ReadableStream.from([encoder.encode(pageJson(page, rows[0]!, end))]);
 }
 
-/** A page as its read gives it: the answer, when its read is over, and what it rendered. */
-interface DocumentPage {
+/** A page streamed as its read gives it (streamPage): the answer, and when its read is over. */
+interface Streamed {
   body: ReadableStream<Uint8Array>;
   done: Promise<void>;
-  rendered: readonly ReadDocument[];
-}
-
-/** listDocumentsJson on a connection whose read names the organisation. */
-async function documentPage(
-  sql: Queryable,
-  spec: ListSpec,
-  request: DocumentPageRequest,
-): Promise<DocumentPage> {
-  const statements = documentPageStatements(sql, spec, request);
-  const streamed = await streamPage(statements.stored, statements.end);
-  if (streamed !== null) return { ...streamed, rendered: [] };
-  const rows = (await statements.rendered) as unknown as PageRow[];
-  const page = rows.filter((r): r is PageRow & ReadDocument => r.id !== null);
-  return {
-    body: ReadableStream.from([encoder.encode(pageJson(page, rows[0]!, statements.end))]),
-    done: Promise.resolve(),
-    rendered: page,
-  };
 }
 
 /**
@@ -282,7 +286,7 @@ async function streamPage(
   query: Fragment,
   /** Where the page ends (offset + limit): what `more` is read against when counted. */
   end: number,
-): Promise<{ body: ReadableStream<Uint8Array>; done: Promise<void> } | null> {
+): Promise<Streamed | null> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
   const body = new ReadableStream<Uint8Array>({

@@ -212,18 +212,15 @@ export async function findQuoteJson(
   quoteId: string,
   costs: boolean,
 ): Promise<string> {
-  // One read for the organisation (the policies show no quote to a statement sent to the pool):
-  // the stored document, or, when there is none, the render behind it on the same connection.
-  const found = await read(sql, async (q) => {
-    const stored = await storedDocument(q, organizationId, quoteId, costs);
-    if (stored === undefined) throw notFound("Quote", quoteId);
-    if (stored !== null) return stored;
-    // None stored: rendered (unless one was stored meanwhile) and kept for the next read.
-    const documents = await quoteDocuments(q, organizationId, [quoteId], costs);
-    if (documents.length === 0) throw notFound("Quote", quoteId);
-    return documents[0]!;
-  });
-  if (typeof found === "string") return found;
+  // A read for the organisation (the policies show no quote to a statement sent to the pool) of
+  // one statement, answered unsent so that its COMMIT leaves with it: the stored document.
+  const [stored] = await read(sql, (q) => storedDocument(q, organizationId, quoteId, costs));
+  if (stored === undefined) throw notFound("Quote", quoteId);
+  if (stored.json !== null) return stored.json;
+  // None stored: rendered (unless one was stored meanwhile, or the quote went) in a read of its
+  // own, and kept for the next read.
+  const [found] = await read(sql, (q) => quoteDocuments(q, organizationId, [quoteId], costs));
+  if (found === undefined) throw notFound("Quote", quoteId);
   await rememberDocuments(sql, [found], costs);
   return found.json;
 }
