@@ -143,13 +143,14 @@ export async function read<T>(
   const open = connectionOf.getStore();
   const given = !isPool(sql) ? sql : open?.pool === sql && !open.done ? open.connection : null;
   if (given !== null) {
-    if (options.customPlans) await given.unsafe(CUSTOM_PLANS);
-    if (open?.connection !== given) return await fn(given);
-    open.nested++;
+    // Counted before anything is sent on it: `allSent` in the outer read waits for this one.
+    const outer = open?.connection === given ? open : undefined;
+    if (outer) outer.nested++;
     try {
+      if (options.customPlans) await given.unsafe(CUSTOM_PLANS);
       return await fn(given);
     } finally {
-      open.nested--;
+      if (outer) outer.nested--;
     }
   }
   return await onOneConnection(
@@ -183,7 +184,7 @@ interface Held {
   done: boolean;
   /** How many reads nested in it are running: `allSent` does nothing then (whose last?). */
   nested: number;
-  /** A read's: sends its COMMIT, once (`allSent`). */
+  /** A read's: sends its COMMIT now, once, and marks the read over for nested reads (`allSent`). */
   sendCommit: (() => unknown) | undefined;
 }
 
@@ -193,10 +194,11 @@ const connectionOf = new AsyncLocalStorage<Held>();
  * Says, from inside a read's `fn`, that the read has sent its last statement: the COMMIT is sent
  * now, behind it, and leaves with it in one write, where one sent once `fn` is done would take a
  * write of its own (see `read`). For a read that takes its last statement's answer after this (a
- * page streamed as it arrives): the connection stays the read's until `fn` is done. A statement
- * sent on `q` after this runs after the COMMIT, outside any transaction that names an
- * organisation, and sees no tenant rows. In a transaction, or a read nested in another, it does
- * nothing: the outer one commits when it is done.
+ * page streamed as it arrives): the connection stays the read's until `fn` is done and the
+ * COMMIT is answered. A statement sent on `q` after this runs after the COMMIT, outside any
+ * transaction that names an organisation, and sees no tenant rows; a read nested after it opens
+ * a connection of its own. In a transaction, or a read nested in another, it does nothing: the
+ * outer one commits when it is done.
  */
 export function allSent(q: Queryable): void {
   const open = connectionOf.getStore();
@@ -304,11 +306,20 @@ async function onOneConnection<T, Q>(
   let releaseAfter: Promise<unknown> | undefined;
   /** Once sent: the server ends the transaction with it, whatever failed before it. */
   let commit: Promise<unknown> | undefined;
+  /**
+   * Set when a read's COMMIT left before `fn` was done (`allSent`, or with its one statement).
+   * Its connection then goes back only once the COMMIT is answered, on every path: postgres.js
+   * may still hold it in the reserved connection's own queue (which a release drops, and the
+   * next user would run inside this transaction, with this organisation), and a COMMIT that fails
+   * for want of the database says the connection is lost, which a streamed statement's failure
+   * does not tell the read.
+   */
+  let committedEarly = false;
   const sendCommit = (): Promise<unknown> => {
     if (commit === undefined) {
       commit = connection.unsafe("commit").execute();
-      // A read's, which nobody else waits for: its failure must not be an unhandled rejection.
-      if (!awaitCommit) commit.catch(() => {});
+      // A read's, which nobody else waits for: tracked, so its failure is no unhandled rejection.
+      if (!awaitCommit) pending.add(commit);
     }
     return commit;
   };
@@ -317,7 +328,11 @@ async function onOneConnection<T, Q>(
     connection,
     done: false,
     nested: 0,
-    sendCommit: awaitCommit ? undefined : sendCommit,
+    sendCommit: awaitCommit ? undefined : () => {
+      committedEarly = true;
+      held.done = true;
+      sendCommit();
+    },
   };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
   pending.add(connection.unsafe(begin).simple().execute());
@@ -333,17 +348,13 @@ async function onOneConnection<T, Q>(
         // and the COMMIT are handed on now, behind the BEGIN, and leave in ONE write, where a
         // COMMIT sent once the answer is in takes a second (a socket write was the largest
         // single cost of a quote read in the quotes service: a sixth of its CPU). The connection
-        // is still the read's until the answer is in: postgres.js refuses a BEGIN answered on a
-        // connection nobody holds.
+        // is the read's until the answer and the COMMIT's are in (committedEarly): postgres.js
+        // refuses a BEGIN answered on a connection nobody holds.
         answer.execute();
-        const sent = sendCommit();
+        committedEarly = true;
+        sendCommit();
         held.done = true;
-        try {
-          return await pending.orLost(answer);
-        } finally {
-          // Held back by postgres.js (see below): the connection goes back once it is answered.
-          if (!handedToConnection(sent)) releaseAfter = sent;
-        }
+        return await pending.orLost(answer);
       }
       result = await pending.orLost(answer);
     } catch (error) {
@@ -355,8 +366,8 @@ async function onOneConnection<T, Q>(
     }
     if (!awaitCommit) {
       // A read: its answers are in, and a COMMIT that fails has nothing of it to undo. The
-      // connection goes back to the pool at once when the COMMIT is on its way (sent already
-      // when `fn` said `allSent`), its next user's statements behind it. When postgres.js still
+      // connection goes back to the pool at once when the COMMIT is on its way, its next
+      // user's statements behind it (after `allSent`, once it is answered). When postgres.js still
       // holds the COMMIT in the reserved connection's own queue, it goes back once the COMMIT
       // is answered: postgres.js answers a statement at its CommandComplete, and until the
       // ReadyForQuery after it (which can come in a later packet; always so for a statement's
@@ -392,6 +403,7 @@ async function onOneConnection<T, Q>(
     // serves someone else: a nested read after this opens its own.
     held.done = true;
     beforeCommit.delete(connection);
+    if (committedEarly) releaseAfter = commit;
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
     pool.used--;
   }

@@ -836,3 +836,102 @@ Deno.test("allSent ends the read's transaction: a statement after it names no or
     await db.drop();
   }
 });
+
+Deno.test("a read that fails after allSent gives its connection back only once its COMMIT is answered: whoever waits for it never runs inside its transaction", async (t) => {
+  const db = await createTestDatabase();
+  // One connection: the read waiting for it gets it the moment the failed read lets it go.
+  const sql = connect(db.url, { schema: "public", max: 1 });
+  const organization = crypto.randomUUID();
+  /** A read for the organisation that sends `statement` (streamed), says allSent, and fails. */
+  const failing = (statement: (q: Queryable) => Promise<unknown>) =>
+    withOrganization(organization, () =>
+      read(sql, async (q) => {
+        const streaming = statement(q);
+        allSent(q);
+        await streaming;
+      }));
+  /** A read of no organisation that was waiting for the connection meanwhile. */
+  const waiting = () =>
+    read(sql, (q) =>
+      q<{ organization: string | null }[]>`
+        SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`);
+  try {
+    // Each statement is new on the connection (its text differs), so postgres.js describes it
+    // first and holds the COMMIT behind it in the reserved connection's own queue.
+    await t.step("a row the read's own code refuses", async () => {
+      for (let i = 0; i < 3; i++) {
+        // Rows large enough to be sent one by one, the statement still running at the first.
+        const failed = failing((q) =>
+          q`SELECT g, repeat('x', 200000) AS pad, pg_sleep(0.1), ${q.unsafe(String(i))} AS run
+            FROM generate_series(1, ${3}::int) g`.raw().forEach(() => {
+            throw new Error("refused");
+          })
+        );
+        const next = waiting();
+        await assert.rejects(failed, /refused/);
+        assert.deepEqual((await next)[0], { organization: null });
+      }
+    });
+    await t.step("a statement the server fails before its first row", async () => {
+      for (let i = 0; i < 3; i++) {
+        const failed = failing((q) =>
+          q`SELECT 1 / ${0}::int AS boom, ${q.unsafe(String(i))} AS run`.raw().forEach(() => {})
+        );
+        const next = waiting();
+        await assert.rejects(failed, (error: { code?: string }) => error.code === "22012");
+        assert.deepEqual((await next)[0], { organization: null });
+      }
+    });
+  } finally {
+    await sql.end({ timeout: 1 });
+    await db.drop();
+  }
+});
+
+Deno.test("after allSent, a nested read opens its own connection, and a connection lost under the streamed statement is not given back", async (t) => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, { schema: "public", max: 1, applicationName: "streamed_lost" });
+  const pool2 = connect(db.url, { schema: "public", max: 2 });
+  const admin = connect(db.url, { schema: "public", max: 1 });
+  const organization = crypto.randomUUID();
+  const named = (q: Queryable) =>
+    q<{ organization: string | null }[]>`
+      SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`;
+  try {
+    await t.step("a nested read after allSent names the organisation", async () => {
+      const nested = await withOrganization(organization, () =>
+        read(pool2, async (q) => {
+          await q`SELECT 1`.forEach(() => {});
+          allSent(q);
+          return (await read(pool2, (inner) => named(inner)))[0]!.organization;
+        }));
+      assert.equal(nested, organization);
+    });
+    await t.step("killed mid-stream: the next read gets a live connection", async () => {
+      let killed = false;
+      const streamed = withOrganization(organization, () =>
+        read(sql, async (q) => {
+          const rows = q`SELECT g, repeat('x', 200000) AS pad, pg_sleep(0.3)
+            FROM generate_series(1, ${5}::int) g`.raw()
+            .forEach(() => {
+              if (killed) return;
+              killed = true;
+              void admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE application_name = 'streamed_lost'`;
+            })
+            // As streamPage does: a failure errors the stream, not the read.
+            .catch(() => {});
+          allSent(q);
+          await rows;
+        }));
+      await streamed.catch(() => {});
+      const [row] = await withOrganization(organization, () => read(sql, (q) => named(q)));
+      assert.equal(row?.organization, organization);
+    });
+  } finally {
+    await sql.end({ timeout: 1 });
+    await pool2.end({ timeout: 1 });
+    await admin.end({ timeout: 1 });
+    await db.drop();
+  }
+});
