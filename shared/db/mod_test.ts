@@ -777,13 +777,15 @@ Deno.test("a read of one statement, or one that says allSent, sends its COMMIT w
   }
 });
 
+/** The organisation the statement's transaction names to the policies, null when none. */
+const named = (q: Queryable) =>
+  q<{ organization: string | null }[]>`
+    SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`;
+
 Deno.test("allSent ends the read's transaction: a statement after it names no organisation; in a nested read it does nothing", async (t) => {
   const db = await createTestDatabase();
   const sql = connect(db.url, { schema: "public", max: 2 });
   const organization = crypto.randomUUID();
-  const named = (q: Queryable) =>
-    q<{ organization: string | null }[]>`
-      SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`;
   try {
     await t.step("after allSent, outside the transaction", async () => {
       const [before, after] = await withOrganization(organization, () =>
@@ -851,10 +853,7 @@ Deno.test("a read that fails after allSent gives its connection back only once i
         await streaming;
       }));
   /** A read of no organisation that was waiting for the connection meanwhile. */
-  const waiting = () =>
-    read(sql, (q) =>
-      q<{ organization: string | null }[]>`
-        SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`);
+  const waiting = () => read(sql, named);
   try {
     // Each statement is new on the connection (its text differs), so postgres.js describes it
     // first and holds the COMMIT behind it in the reserved connection's own queue.
@@ -894,9 +893,6 @@ Deno.test("after allSent, a nested read opens its own connection, and a connecti
   const pool2 = connect(db.url, { schema: "public", max: 2 });
   const admin = connect(db.url, { schema: "public", max: 1 });
   const organization = crypto.randomUUID();
-  const named = (q: Queryable) =>
-    q<{ organization: string | null }[]>`
-      SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS organization`;
   try {
     await t.step("a nested read after allSent names the organisation", async () => {
       const nested = await withOrganization(organization, () =>
