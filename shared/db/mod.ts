@@ -328,11 +328,13 @@ async function onOneConnection<T, Q>(
     connection,
     done: false,
     nested: 0,
-    sendCommit: awaitCommit ? undefined : () => {
-      committedEarly = true;
-      held.done = true;
-      sendCommit();
-    },
+    sendCommit: awaitCommit ? undefined : () => commitEarly(),
+  };
+  /** A read's COMMIT sent before `fn` is done: the read is over for reads nested after it. */
+  const commitEarly = (): void => {
+    committedEarly = true;
+    held.done = true;
+    sendCommit();
   };
   // Sent now; it goes out with whatever `fn` sends before the next turn of the event loop.
   pending.add(connection.unsafe(begin).simple().execute());
@@ -351,9 +353,7 @@ async function onOneConnection<T, Q>(
         // is the read's until the answer and the COMMIT's are in (committedEarly): postgres.js
         // refuses a BEGIN answered on a connection nobody holds.
         answer.execute();
-        committedEarly = true;
-        sendCommit();
-        held.done = true;
+        commitEarly();
         return await pending.orLost(answer);
       }
       result = await pending.orLost(answer);
