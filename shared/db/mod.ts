@@ -7,6 +7,8 @@ import { traceStatements } from "./statement_spans.ts";
 import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
 export { currentOrganization, withOrganization } from "./tenancy.ts";
 import { currentOrganization, ensureTenancy, ORGANIZATION_SETTING, ROLES } from "./tenancy.ts";
+import { type PinnedLease, type PinnedPoolLimits, PinnedPools } from "./pinned_pools.ts";
+export { type PinnedPoolLimits, pinnedReadLimits } from "./pinned_pools.ts";
 
 export {
   databaseUnavailable,
@@ -126,12 +128,15 @@ export async function transaction<T>(
 }
 
 /**
- * Runs `fn`'s reads for the current organisation on one connection, in a transaction that names
- * it to the policies, as `transaction` does; given a transaction already (a store called inside
- * one), `fn` runs on it as it is. Nothing is written, so nothing waits for the COMMIT: it follows
- * `fn`'s last statement, and the connection goes back to the pool with it on its way (or once it
- * is answered, should postgres.js still be holding it back). A read costs no round trip more than
- * a statement sent straight to the pool, which would see no tenant rows.
+ * Runs `fn`'s reads for the current organisation. Given a transaction already (a store called
+ * inside one), `fn` runs on it as it is. Where the organisation holds a pool pinned to it
+ * (pinned_pools.ts; the pool was opened with `pinnedReads`), `fn`'s statements go straight to that
+ * pool, each on its own, as reads went before the policies: its connections were opened naming the
+ * organisation, and serve no other. Otherwise on one connection, in a transaction that names it to
+ * the policies, as `transaction` does. Nothing is written, so nothing waits for the COMMIT: it
+ * follows `fn`'s last statement, and the connection goes back to the pool with it on its way (or
+ * once it is answered, should postgres.js still be holding it back). A read costs no round trip
+ * more than a statement sent straight to the pool, which would see no tenant rows.
  */
 export async function read<T>(
   sql: Queryable,
@@ -151,6 +156,17 @@ export async function read<T>(
       return await fn(given);
     } finally {
       if (outer) outer.nested--;
+    }
+  }
+  // Given an organisation's pinned pool (a read nested in a pinned read): it is that one's.
+  if (PINNED.has(sql as Sql)) return await fn(sql);
+  // A read that plans each statement afresh sets that for its transaction: it needs one.
+  const pinned = options.customPlans ? null : pinnedLease(sql as Sql);
+  if (pinned) {
+    try {
+      return await fn(pinned.sql);
+    } finally {
+      pinned.done();
     }
   }
   return await onOneConnection(
@@ -221,6 +237,13 @@ export async function platformTransaction<T>(
 /** The same for reads that write nothing: the COMMIT is not waited for (see `read`). */
 export async function platformRead<T>(sql: Sql, fn: (q: Queryable) => Promise<T>): Promise<T> {
   return await onOneConnection(sql, opening(undefined, true), fn, false);
+}
+
+/** The current organisation's pinned pool of `sql`, for one read or statement, if it has one. */
+function pinnedLease(sql: Sql): PinnedLease | null {
+  const organizationId = currentOrganization();
+  if (organizationId === undefined) return null;
+  return pinnedOf.get(sql)?.lease(organizationId) ?? null;
 }
 
 /** A pool, as opposed to a reserved connection or a transaction (which can release or nest). */
@@ -515,16 +538,26 @@ export async function sendBeforeCommit(
 
 /**
  * One statement as a transaction of its own, for the organisation the current work is for (the
- * row-level policies see no tenant row of a statement sent straight to the pool). Its BEGIN (which
- * names the organisation), the statement and the COMMIT leave together (`sendBeforeCommit`), so it
- * costs the one round trip the statement cost alone, and a lock it takes (a quote number's
- * counter, the event log's lock) is held for that round trip only. Its rows once the COMMIT is
- * in; its error, when it fails, and then nothing is written.
+ * row-level policies see no tenant row of a statement sent straight to the pool). Where the
+ * organisation holds a pinned pool (pinned_pools.ts), the statement goes there alone: a single
+ * statement is a transaction by itself, and the connection names the organisation. Otherwise its
+ * BEGIN (which names the organisation), the statement and the COMMIT leave together
+ * (`sendBeforeCommit`). Either way it costs the one round trip the statement cost alone, and a
+ * lock it takes (a quote number's counter, the event log's lock) is held for that round trip only.
+ * Its rows once it is committed; its error, when it fails, and then nothing is written.
  */
 export async function oneStatement<T extends readonly postgres.MaybeRow[]>(
   sql: Sql,
-  statement: (tx: TransactionSql) => postgres.PendingQuery<T>,
+  statement: (tx: Queryable) => postgres.PendingQuery<T>,
 ): Promise<postgres.RowList<T>> {
+  const pinned = pinnedLease(sql);
+  if (pinned) {
+    try {
+      return await statement(pinned.sql);
+    } finally {
+      pinned.done();
+    }
+  }
   return await statementIn(transaction, sql, statement);
 }
 
@@ -561,6 +594,11 @@ export interface ConnectOptions {
    * whose every statement is the platform's (the embedded bus).
    */
   role?: string;
+  /**
+   * Pools pinned to an organisation each, for `read` (pinned_pools.ts), beside this one; none
+   * unless given. Their connections are opened as this pool's are, naming the organisation.
+   */
+  pinnedReads?: PinnedPoolLimits;
 }
 
 const DATE_OID = 1082;
@@ -570,8 +608,53 @@ const poolGauges = new WeakMap<Sql, PoolGauge>();
 // A pool made elsewhere than connect() (none today) is counted apart, under no name.
 const UNNAMED_POOL: PoolGauge = { used: 0, pending: 0 };
 
+/** Each pool's pinned pools (ConnectOptions.pinnedReads), for `read`. */
+const pinnedOf = new WeakMap<Sql, PinnedPools>();
+/** The pinned pools themselves: every statement on one is its organisation's. */
+const PINNED = new WeakSet<Sql>();
+
+/** The organisations that hold a pinned pool of `sql`'s now (tests say which way a read went). */
+export function pinnedOrganizations(sql: Sql): readonly string[] {
+  return pinnedOf.get(sql)?.organizations ?? [];
+}
+
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {
+  const name = options.applicationName ?? options.schema;
+  const pool = openPool(url, options, name);
+  const limits = options.pinnedReads;
+  // A pool that takes a role as it connects (the bus's, the platform's) serves no organisation.
+  if (limits !== undefined && limits.pools > 0 && options.role === undefined) {
+    const pinned = new PinnedPools(
+      (organizationId, connections) => {
+        // Written into the start-up message as a value, never into SQL; still held to the shape
+        // the policies compare it with.
+        if (!UUID.test(organizationId)) throw new Error("An organisation id is a UUID");
+        // Named apart in pg_stat_activity, for the operator counting connections.
+        const one = openPool(url, { ...options, max: connections }, `${name} pinned`, {
+          [ORGANIZATION_SETTING]: organizationId,
+        });
+        PINNED.add(one);
+        return one;
+      },
+      limits,
+      poolGauge(`${name} pinned`),
+    );
+    pinnedOf.set(pool, pinned);
+    const end = pool.end.bind(pool);
+    pool.end = async (endOptions?: { timeout?: number }): Promise<void> => {
+      await Promise.all([pinned.end(endOptions), end(endOptions)]);
+    };
+  }
+  return pool;
+}
+
+function openPool(
+  url: string,
+  options: ConnectOptions,
+  name: string,
+  settings: Record<string, string> = {},
+): Sql {
   const pool = postgres(url, {
     max: options.max ?? 10,
     idle_timeout: 30,
@@ -586,8 +669,9 @@ export function connect(url: string, options: ConnectOptions): Sql {
     onnotice: () => {},
     connection: {
       search_path: options.schema,
-      application_name: options.applicationName ?? options.schema,
+      application_name: name,
       ...(options.role ? { role: options.role } : {}),
+      ...settings,
     },
     types: {
       date: {
@@ -602,7 +686,7 @@ export function connect(url: string, options: ConnectOptions): Sql {
       : undefined,
   });
   endAfterReleases(pool);
-  poolGauges.set(pool, poolGauge(options.applicationName ?? options.schema));
+  poolGauges.set(pool, poolGauge(name));
   traceStatements(pool, decodeURIComponent(new URL(url).pathname.slice(1)) || "postgres");
   return pool;
 }
