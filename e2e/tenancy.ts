@@ -6,6 +6,8 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {
   connect,
   openDatabase,
+  pinnedOrganizations,
+  read,
   type Sql,
   transaction,
   withOrganization,
@@ -76,6 +78,12 @@ export async function assertTenantVisibility(
 ): Promise<number> {
   const admin = connect(superuserUrl, { schema: "public", max: 1 });
   const app = connect(appUrl, { schema: "public", max: 1 });
+  // Reads as the services make them where the organisation holds a pinned pool (pinned_pools.ts).
+  const pinned = connect(appUrl, {
+    schema: "public",
+    max: 1,
+    pinnedReads: { pools: 1, connections: 1, idleMs: 60_000 },
+  });
   try {
     const tables = await tenantTables(admin);
     const unproven: string[] = [];
@@ -107,6 +115,22 @@ export async function assertTenantVisibility(
         { mine: counts.mine, others: 0 },
         `${schema}.${table}: with a set, a's rows and no one else's`,
       );
+      const [onPinned] = await withOrganization(
+        a,
+        () =>
+          read(pinned, (q) =>
+            q.unsafe<[{ mine: number; others: number }]>(
+              `SELECT count(*) FILTER (WHERE organization_id = $1)::int AS mine,
+               count(*) FILTER (WHERE organization_id IS DISTINCT FROM $1)::int AS others
+             FROM ${name}`,
+              [a],
+            )),
+      );
+      assertEquals(
+        { ...onPinned, pinned: pinnedOrganizations(pinned) },
+        { mine: counts.mine, others: 0, pinned: [a] },
+        `${schema}.${table}: on a's pinned connections, a's rows and no one else's`,
+      );
     }
     assert(
       unproven.length === 0,
@@ -116,6 +140,7 @@ export async function assertTenantVisibility(
     );
     return tables.length;
   } finally {
+    await pinned.end();
     await app.end();
     await admin.end();
   }

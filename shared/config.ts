@@ -138,11 +138,22 @@ export const databaseConfig = {
   MIGRATION_DATABASE_URL: postgresUrl(),
 };
 
+/**
+ * How many organisations at a time read on connections pinned to them (shared/db/pinned_pools.ts,
+ * README "Database roles"): 0 turns that off, as it must be behind a transaction pooler, which
+ * does not pass a connection's start-up settings on.
+ */
+export const pinnedReadsConfig = {
+  PINNED_READ_POOLS: z.coerce.number({ error: "must be a number" }).int("must be a whole number")
+    .min(0, "must be 0 or more").max(64, "must be at most 64").default(2),
+};
+
 /** Variables every service process reads. */
 export const serviceBaseConfig = {
   PORT: port(8080),
   HOST: z.string().default("127.0.0.1"),
   ...databaseConfig,
+  ...pinnedReadsConfig,
   INTERNAL_SECRET: secret(),
   LOG_LEVEL: logLevel(),
   ...limitsConfig,

@@ -168,6 +168,7 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
     HOST: "127.0.0.1",
     DATABASE_URL,
     MIGRATION_DATABASE_URL,
+    PINNED_READ_POOLS: 2,
     INTERNAL_SECRET,
     LOG_LEVEL: "info",
     // The API limits are in every process's base, so gateway and services agree on them.
@@ -187,6 +188,25 @@ Deno.test("loadConfig() applies the defaults of the shared building blocks", () 
   assert.equal(loadConfig(extra, { WORKERS: "64" }).WORKERS, 64);
   assert.match(configError(extra, { WORKERS: "65" }).message, /WORKERS must be at most 64/);
   assert.match(configError(extra, { WORKERS: "0" }).message, /WORKERS must be at least 1/);
+});
+
+Deno.test("PINNED_READ_POOLS: 0 turns pinned reads off; a count that is not whole, or negative, is refused", () => {
+  assert.equal(
+    loadConfig(ServiceSchema, { ...validEnv, PINNED_READ_POOLS: "0" }).PINNED_READ_POOLS,
+    0,
+  );
+  assert.equal(
+    loadConfig(ServiceSchema, { ...validEnv, PINNED_READ_POOLS: "8" }).PINNED_READ_POOLS,
+    8,
+  );
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, PINNED_READ_POOLS: "-1" }).message,
+    /PINNED_READ_POOLS must be 0 or more/,
+  );
+  assert.match(
+    configError(ServiceSchema, { ...validEnv, PINNED_READ_POOLS: "1.5" }).message,
+    /PINNED_READ_POOLS must be a whole number/,
+  );
 });
 
 Deno.test("BACKGROUND_WORK and KICK_URLS: on demand, with the consumers' URLs listed", () => {

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { z } from "zod";
 import { loadConfigOrExit } from "./config.ts";
 import { createLogger, type Logger, type LogLevel } from "./log.ts";
-import { openDatabase, type Sql } from "./db/mod.ts";
+import { openDatabase, pinnedReadLimits, type Sql } from "./db/mod.ts";
 import { assertRuntimeRole } from "./db/tenancy.ts";
 import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
@@ -16,6 +16,7 @@ interface BaseConfig extends EventBusConfig {
   HOST: string;
   DATABASE_URL: string;
   MIGRATION_DATABASE_URL: string;
+  PINNED_READ_POOLS: number;
   INTERNAL_SECRET: string;
   LOG_LEVEL: LogLevel;
 }
@@ -87,6 +88,7 @@ export async function runService<S extends z.ZodObject>(
       applicationName: options.service,
       migrationUrl: config.MIGRATION_DATABASE_URL,
       migrations: deployed ? "verify" : "apply",
+      pinnedReads: pinnedReadLimits(config.PINNED_READ_POOLS),
     });
     await assertRuntimeRole(sql, options.service);
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type { z } from "zod";
 import { loadConfig } from "../config.ts";
-import { connect, openDatabase, type Sql } from "../db/mod.ts";
+import { connect, openDatabase, pinnedReadLimits, type Sql } from "../db/mod.ts";
 import { assertRuntimeRole } from "../db/tenancy.ts";
 import { createLogger, type Logger } from "../log.ts";
 import {
@@ -85,6 +85,10 @@ export async function serviceHarness<S extends z.ZodObject>(
   // itself looks at the tables as the superuser, past them.
   const appSql = await openDatabase(db.appUrl, definition.service, definition.migrations, logger, {
     migrationUrl: db.ownerUrl,
+    // As the service's own configuration has them (shared/service_main.ts).
+    pinnedReads: pinnedReadLimits(
+      (config as { PINNED_READ_POOLS?: number }).PINNED_READ_POOLS ?? 0,
+    ),
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
   await assertRuntimeRole(appSql, definition.service);
