@@ -82,7 +82,7 @@ export async function assertTenantVisibility(
   const pinned = connect(appUrl, {
     schema: "public",
     max: 1,
-    pinnedReads: { pools: 1, connections: 1, idleMs: 60_000 },
+    pinnedReads: { pools: 1, connections: 1, idleMs: 60_000, warmReads: 1 },
   });
   try {
     const tables = await tenantTables(admin);

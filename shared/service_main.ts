@@ -2,7 +2,13 @@ import type { Hono } from "hono";
 import type { z } from "zod";
 import { loadConfigOrExit } from "./config.ts";
 import { createLogger, type Logger, type LogLevel } from "./log.ts";
-import { openDatabase, pinnedReadLimits, type Sql } from "./db/mod.ts";
+import {
+  openDatabase,
+  pinnedReadLimits,
+  pinnedSettingRefused,
+  type Sql,
+  stopPinnedReads,
+} from "./db/mod.ts";
 import { assertRuntimeRole } from "./db/tenancy.ts";
 import { type ContextKey, importContextKey } from "./internal_context.ts";
 import type { ServiceEnv } from "./service_defaults.ts";
@@ -71,6 +77,21 @@ export interface DeployedService {
 }
 
 /**
+ * Turns pinned reads off when the database does not keep a connection's start-up setting (a
+ * transaction pooler in front of it), and says so: the service then reads in transactions, where
+ * pinned reads would see no rows.
+ */
+async function checkPinnedReads(sql: Sql, url: string, logger: Logger): Promise<void> {
+  const refused = await pinnedSettingRefused(url);
+  if (refused === null) return;
+  await stopPinnedReads(sql);
+  logger.warn("pinned reads are off: the database does not keep a connection's setting", {
+    reason: refused,
+    fix: 'behind a transaction pooler, set PINNED_READ_POOLS=0 (README "Database roles")',
+  });
+}
+
+/**
  * Process entry shared by every service: validated config, migrated schema, the event bus and
  * the relay of the service's outbox to its topic, HTTP server, and a graceful stop on
  * SIGTERM/SIGINT (finish in-flight requests, stop background work, then close the pool).
@@ -91,6 +112,7 @@ export async function runService<S extends z.ZodObject>(
       pinnedReads: pinnedReadLimits(config.PINNED_READ_POOLS),
     });
     await assertRuntimeRole(sql, options.service);
+    if (config.PINNED_READ_POOLS > 0) await checkPinnedReads(sql, config.DATABASE_URL, logger);
   } catch (error) {
     logger.error("cannot start on this database", { error: String(error) });
     Deno.exit(1);

@@ -158,10 +158,11 @@ export async function read<T>(
       if (outer) outer.nested--;
     }
   }
-  // Given an organisation's pinned pool (a read nested in a pinned read): it is that one's.
-  if (PINNED.has(sql as Sql)) return await fn(sql);
+  // Given an organisation's pinned pool (a read nested in a pinned read): it is that one's; a read
+  // that plans afresh takes a transaction on it for the setting.
+  if (PINNED.has(sql as Sql) && !options.customPlans) return await fn(sql);
   // A read that plans each statement afresh sets that for its transaction: it needs one.
-  const pinned = options.customPlans ? null : pinnedLease(sql as Sql);
+  const pinned = options.customPlans || PINNED.has(sql as Sql) ? null : pinnedLease(sql as Sql);
   if (pinned) {
     try {
       return await fn(pinned.sql);
@@ -613,10 +614,57 @@ const pinnedOf = new WeakMap<Sql, PinnedPools>();
 /** The pinned pools themselves: every statement on one is its organisation's. */
 const PINNED = new WeakSet<Sql>();
 
+/** Ends `sql`'s pinned pools for good: every read goes in a transaction from now on. */
+export async function stopPinnedReads(sql: Sql): Promise<void> {
+  await pinnedOf.get(sql)?.end();
+}
+
 /** The organisations that hold a pinned pool of `sql`'s now (tests say which way a read went). */
 export function pinnedOrganizations(sql: Sql): readonly string[] {
   return pinnedOf.get(sql)?.organizations ?? [];
 }
+
+/**
+ * Whether the server keeps a connection's start-up setting of the organisation, which pinned
+ * pools rest on (pinned_pools.ts). A transaction pooler in front of it does not: it refuses the
+ * parameter, or drops it, and then a pinned read would see no rows. One connection is opened with a
+ * random organisation, and two statements on it must read it back. Answers why not, or null.
+ */
+export async function pinnedSettingRefused(
+  url: string,
+  timeoutMs: number = PINNED_CHECK_TIMEOUT_MS,
+): Promise<string | null> {
+  const probe = crypto.randomUUID();
+  const sql = openPool(url, { schema: "public", max: 1 }, "pinned setting probe", {
+    [ORGANIZATION_SETTING]: probe,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // postgres.js connects again and again to a server that closes the connection at start-up: the
+  // check gives up after a while rather than hold the service's start.
+  const timedOut = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
+  });
+  const check = async (): Promise<string | null> => {
+    for (let i = 0; i < 2; i++) {
+      const [row] = await sql<{ setting: string | null }[]>`
+        SELECT nullif(current_setting(${ORGANIZATION_SETTING}, true), '') AS setting`;
+      if (row?.setting !== probe) return "a connection did not keep its start-up setting";
+    }
+    return null;
+  };
+  try {
+    return await Promise.race([
+      check().catch((error) => `a connection with the start-up setting failed: ${String(error)}`),
+      timedOut,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** How long `pinnedSettingRefused` waits for its two statements (a connect takes ms). */
+const PINNED_CHECK_TIMEOUT_MS = 5_000;
 
 /** Opens a postgres.js pool bound to one schema. Dates stay `YYYY-MM-DD` strings. */
 export function connect(url: string, options: ConnectOptions): Sql {

@@ -4,13 +4,14 @@
  * (`printshop.organization_id`, which the row-level policies read), with no transaction around
  * it: no BEGIN naming the organisation, no COMMIT, no connection reserved and given back. That is
  * what a read cost before the policies; in a transaction of its own, a quote read by id cost the
- * quotes service and PostgreSQL about a third more CPU (README "Database roles", "Pinned reads").
+ * quotes service and PostgreSQL nearly half as much CPU again (README "Pinned reads").
  *
  * Such a connection never serves another organisation, and nothing on it changes the setting: a
  * pool is made for one organisation and ended with it. So there are few of them: `pools`
- * organisations at a time hold one, each of `connections` connections, taken first come first
- * served; the others read in a transaction of their own, as every organisation could. A pool's
- * place goes to another organisation once it has served no read for `idleMs`.
+ * organisations at a time hold one, each of `connections` connections. A place goes to an
+ * organisation busy enough to earn it (`warmReads` reads within `idleMs`) while one is free, or
+ * once a holder has served no read for `idleMs`; the others read in a transaction of their own, as
+ * every organisation can.
  */
 import type { Sql } from "./mod.ts";
 import type { PoolGauge } from "../metrics.ts";
@@ -22,6 +23,12 @@ export interface PinnedPoolLimits {
   connections: number;
   /** How long a pool serves no read before its place may go to another organisation. */
   idleMs: number;
+  /**
+   * How many reads an organisation asks for within one idleMs before it is given a place (1: at
+   * its first). A pool costs a connect, a login and a backend: an organisation that reads now and
+   * then would pay that at nearly every read, where its reads in transactions cost a tenth of it.
+   */
+  warmReads: number;
 }
 
 /**
@@ -33,10 +40,19 @@ export interface PinnedPoolLimits {
 export const PINNED_POOL_CONNECTIONS = 4;
 /** How long a pool's place is kept for an organisation that has stopped reading. */
 export const PINNED_IDLE_MS = 10_000;
+/** The reads within PINNED_IDLE_MS that earn an organisation a place: a busy one, not a visitor. */
+export const PINNED_WARM_READS = 20;
+/** Organisations counted towards a place at once; past it, new ones wait for the next count. */
+const MAX_CANDIDATES = 1_000;
 
 /** The limits a service runs with: `pools` organisations (PINNED_READ_POOLS) at a time. */
 export function pinnedReadLimits(pools: number): PinnedPoolLimits {
-  return { pools, connections: PINNED_POOL_CONNECTIONS, idleMs: PINNED_IDLE_MS };
+  return {
+    pools,
+    connections: PINNED_POOL_CONNECTIONS,
+    idleMs: PINNED_IDLE_MS,
+    warmReads: PINNED_WARM_READS,
+  };
 }
 
 /** A read's hold on its organisation's pool: `done` once the read is over. */
@@ -58,6 +74,9 @@ export class PinnedPools {
   readonly #limits: PinnedPoolLimits;
   readonly #gauge: PoolGauge;
   readonly #ending = new Set<Promise<void>>();
+  /** Reads asked for by organisations without a place, since `#countedSince`. */
+  #candidates = new Map<string, number>();
+  #countedSince = 0;
   #ended = false;
 
   constructor(
@@ -83,7 +102,9 @@ export class PinnedPools {
     if (this.#ended) return null;
     let place = this.#places.get(organizationId);
     if (place === undefined) {
+      if (!this.#warm(organizationId, now)) return null;
       if (this.#places.size >= this.#limits.pools && !this.#freeOne(now)) return null;
+      this.#candidates.delete(organizationId);
       place = {
         sql: this.#open(organizationId, this.#limits.connections),
         reads: 0,
@@ -102,9 +123,26 @@ export class PinnedPools {
         if (over) return;
         over = true;
         held.reads--;
+        // Idle from the end of its last read, however long that read took.
+        held.lastUsed = Date.now();
         this.#gauge.used--;
       },
     };
+  }
+
+  /** Counts one more read asked for by an organisation without a place: has it earned one? */
+  #warm(organizationId: string, now: number): boolean {
+    if (this.#limits.warmReads <= 1) return true;
+    if (now - this.#countedSince >= this.#limits.idleMs) {
+      this.#candidates = new Map();
+      this.#countedSince = now;
+    }
+    const count = (this.#candidates.get(organizationId) ?? 0) + 1;
+    if (count >= this.#limits.warmReads) return true;
+    if (this.#candidates.has(organizationId) || this.#candidates.size < MAX_CANDIDATES) {
+      this.#candidates.set(organizationId, count);
+    }
+    return false;
   }
 
   /** Ends the pool that has been idle longest, if one has been for idleMs with no read on it. */

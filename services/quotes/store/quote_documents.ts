@@ -152,11 +152,11 @@ export async function listDocumentsJson(
   request: DocumentPageRequest,
 ): Promise<ReadableStream<Uint8Array>> {
   const customPlans = searches(spec, request.query.search);
-  // The page is read on one connection, in one read for the organisation (the policies show a
-  // statement sent to the pool no quote): its one statement and the COMMIT leave together
-  // (allSent), and the connection is held until the statement has been read to its end, or its
-  // next user would wait behind the whole page. The stream is handed over as soon as its first
-  // row is in; the read goes on by itself.
+  // The page is read in one read for the organisation (the policies show a statement sent to the
+  // pool no quote): its one statement alone on the organisation's pinned connections, or, in a
+  // transaction of its own, with its COMMIT (allSent), the connection held until the statement
+  // has been read to its end, or its next user would wait behind the whole page. The stream is
+  // handed over as soon as its first row is in; the read goes on by itself.
   const ready = Promise.withResolvers<Streamed | null>();
   read(sql, async (q) => {
     const statements = documentPageStatements(q, spec, request);

@@ -148,9 +148,9 @@ async function insertQuote(
 ): Promise<string | null> {
   const id = uuidv7();
   let event!: EventWriting;
-  // A transaction of its own for the organisation the policies hold it to: its BEGIN and COMMIT
-  // travel with the statement (oneStatement), so the counter row is still locked for one round
-  // trip alone.
+  // A transaction of its own for the organisation the policies hold it to (oneStatement: alone on
+  // the organisation's pinned connections, or with its BEGIN and COMMIT travelling with it), so
+  // the counter row is still locked for one round trip alone.
   const rows = await oneStatement(sql, (tx) => {
     event = eventWrittenBy(tx, {
       organizationId,
