@@ -85,10 +85,13 @@ export async function serviceHarness<S extends z.ZodObject>(
   // itself looks at the tables as the superuser, past them.
   const appSql = await openDatabase(db.appUrl, definition.service, definition.migrations, logger, {
     migrationUrl: db.ownerUrl,
-    // As the service's own configuration has them (shared/service_main.ts).
-    pinnedReads: pinnedReadLimits(
-      (config as { PINNED_READ_POOLS?: number }).PINNED_READ_POOLS ?? 0,
-    ),
+    // As the service's own configuration has them (shared/service_main.ts), but with a place at
+    // an organisation's first read: the suites' first two organisations read on pinned pools
+    // throughout, the others in transactions.
+    pinnedReads: {
+      ...pinnedReadLimits((config as { PINNED_READ_POOLS?: number }).PINNED_READ_POOLS ?? 0),
+      warmReads: 1,
+    },
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
   await assertRuntimeRole(appSql, definition.service);
