@@ -7,6 +7,7 @@ import {
   connect,
   openDatabase,
   pinnedOrganizations,
+  type Queryable,
   read,
   type Sql,
   transaction,
@@ -99,33 +100,21 @@ export async function assertTenantVisibility(
       }
       const [none] = await app.unsafe<[{ n: number }]>(`SELECT count(*)::int AS n FROM ${name}`);
       assertEquals(none.n, 0, `${schema}.${table}: rows seen with no organisation set`);
-      const seen = await withOrganization(
-        a,
-        () =>
-          transaction(app, (tx) =>
-            tx.unsafe<[{ mine: number; others: number }]>(
-              `SELECT count(*) FILTER (WHERE organization_id = $1)::int AS mine,
-               count(*) FILTER (WHERE organization_id IS DISTINCT FROM $1)::int AS others
-             FROM ${name}`,
-              [a],
-            )),
-      );
+      // a's rows and everyone else's, as the runtime role sees them on `q`.
+      const mineAndOthers = (q: Queryable) =>
+        q.unsafe<[{ mine: number; others: number }]>(
+          `SELECT count(*) FILTER (WHERE organization_id = $1)::int AS mine,
+             count(*) FILTER (WHERE organization_id IS DISTINCT FROM $1)::int AS others
+           FROM ${name}`,
+          [a],
+        );
+      const seen = await withOrganization(a, () => transaction(app, mineAndOthers));
       assertEquals(
         seen[0],
         { mine: counts.mine, others: 0 },
         `${schema}.${table}: with a set, a's rows and no one else's`,
       );
-      const [onPinned] = await withOrganization(
-        a,
-        () =>
-          read(pinned, (q) =>
-            q.unsafe<[{ mine: number; others: number }]>(
-              `SELECT count(*) FILTER (WHERE organization_id = $1)::int AS mine,
-               count(*) FILTER (WHERE organization_id IS DISTINCT FROM $1)::int AS others
-             FROM ${name}`,
-              [a],
-            )),
-      );
+      const [onPinned] = await withOrganization(a, () => read(pinned, mineAndOthers));
       assertEquals(
         { ...onPinned, pinned: pinnedOrganizations(pinned) },
         { mine: counts.mine, others: 0, pinned: [a] },

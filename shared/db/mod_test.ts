@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type postgres from "postgres";
-import { createTestDatabase } from "@printshop/shared/testing";
+import { createTestDatabase, tcpRelay } from "@printshop/shared/testing";
 import {
   allSent,
   behind,
@@ -615,40 +615,6 @@ function splittingRelay(url: string): { url: string; close(): void } {
     } catch { /* either side went away */ }
     writer.close().catch(() => {});
   });
-}
-
-/**
- * A TCP relay on 127.0.0.1 to the PostgreSQL server of `url`, which answers that URL pointed at
- * itself: `pass` carries the bytes between each client and its own connection to the server.
- */
-function tcpRelay(
-  url: string,
-  pass: (client: Deno.Conn, server: Deno.Conn) => Promise<void>,
-): { url: string; close(): void } {
-  const target = new URL(url);
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const sockets: Deno.Conn[] = [];
-  (async () => {
-    for await (const client of listener) {
-      const server = await Deno.connect({ hostname: target.hostname, port: Number(target.port) });
-      sockets.push(client, server);
-      void pass(client, server);
-    }
-  })().catch(() => {});
-  const relayed = new URL(url);
-  relayed.hostname = "127.0.0.1";
-  relayed.port = String((listener.addr as Deno.NetAddr).port);
-  return {
-    url: relayed.toString(),
-    close() {
-      listener.close();
-      for (const socket of sockets) {
-        try {
-          socket.close();
-        } catch { /* closed already */ }
-      }
-    },
-  };
 }
 
 Deno.test("read() gives its connection back once its COMMIT is answered: whoever waits for it never runs inside its transaction", async () => {

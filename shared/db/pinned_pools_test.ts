@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createTestDatabase, type TestDatabase } from "@printshop/shared/testing";
+import { createTestDatabase, tcpRelay, type TestDatabase } from "@printshop/shared/testing";
 import {
   connect,
   isDatabaseUnavailable,
@@ -386,70 +386,42 @@ function poolerRelay(
   url: string,
   mode: "drop" | "refuse" | "hang up",
 ): { url: string; close(): void } {
-  const target = new URL(url);
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const sockets: Deno.Conn[] = [];
   const setting = new TextEncoder().encode(ORGANIZATION_SETTING + "\0");
-  (async () => {
-    for await (const client of listener) {
-      sockets.push(client);
-      void (async () => {
-        const reader = client.readable.getReader();
-        // The start-up message: its length, the protocol version, then name\0value\0 pairs and \0.
-        let head = new Uint8Array(0);
-        while (head.length < 4 || head.length < new DataView(head.buffer).getInt32(0)) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          head = new Uint8Array([...head, ...value]);
-        }
-        const length = new DataView(head.buffer).getInt32(0);
-        const message = head.slice(0, length);
-        const carries = indexOf(message, setting) >= 0;
-        if (carries && mode === "hang up") {
-          client.close();
-          return;
-        }
-        if (carries && mode === "refuse") {
-          // PgBouncer's answer to a parameter it does not know: a FATAL error, then the close.
-          const fields = new TextEncoder().encode(
-            "SFATAL\0VFATAL\0C08P01\0Munsupported startup parameter: " +
-              `${ORGANIZATION_SETTING}\0\0`,
-          );
-          const error = new Uint8Array(5 + fields.length);
-          error[0] = 0x45; // E: ErrorResponse
-          new DataView(error.buffer).setInt32(1, 4 + fields.length);
-          error.set(fields, 5);
-          await client.write(error);
-          client.close();
-          return;
-        }
-        const server = await Deno.connect({
-          hostname: target.hostname,
-          port: Number(target.port),
-        });
-        sockets.push(server);
-        await server.write(carries ? withoutSetting(message, setting) : message);
-        if (head.length > length) await server.write(head.slice(length));
-        reader.releaseLock();
-        client.readable.pipeTo(server.writable).catch(() => {});
-        server.readable.pipeTo(client.writable).catch(() => {});
-      })().catch(() => {});
+  return tcpRelay(url, async (client, server) => {
+    const reader = client.readable.getReader();
+    // The start-up message: its length, the protocol version, then name\0value\0 pairs and \0.
+    let head = new Uint8Array(0);
+    while (head.length < 4 || head.length < new DataView(head.buffer).getInt32(0)) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      head = new Uint8Array([...head, ...value]);
     }
-  })().catch(() => {});
-  const relayed = new URL(url);
-  relayed.hostname = "127.0.0.1";
-  relayed.port = String((listener.addr as Deno.NetAddr).port);
-  return {
-    url: relayed.toString(),
-    close() {
-      listener.close();
-      for (const socket of sockets) {
-        try {
-          socket.close();
-        } catch { /* closed already */ }
+    const length = new DataView(head.buffer).getInt32(0);
+    const message = head.slice(0, length);
+    const carries = indexOf(message, setting) >= 0;
+    if (carries && mode !== "drop") {
+      if (mode === "refuse") {
+        // PgBouncer's answer to a parameter it does not know: a FATAL error, then the close.
+        const fields = new TextEncoder().encode(
+          "SFATAL\0VFATAL\0C08P01\0Munsupported startup parameter: " +
+            `${ORGANIZATION_SETTING}\0\0`,
+        );
+        const error = new Uint8Array(5 + fields.length);
+        error[0] = 0x45; // E: ErrorResponse
+        new DataView(error.buffer).setInt32(1, 4 + fields.length);
+        error.set(fields, 5);
+        await client.write(error);
       }
-    },
-  };
+      client.close();
+      server.close();
+      return;
+    }
+    await server.write(carries ? withoutSetting(message, setting) : message);
+    if (head.length > length) await server.write(head.slice(length));
+    reader.releaseLock();
+    client.readable.pipeTo(server.writable).catch(() => {});
+    server.readable.pipeTo(client.writable).catch(() => {});
+  });
 }
 
 function indexOf(bytes: Uint8Array, part: Uint8Array): number {

@@ -5,3 +5,4 @@ export * from "./receiver.ts";
 export * from "./envelope.ts";
 export * from "./events.ts";
 export * from "./plans.ts";
+export * from "./tcp_relay.ts";
