@@ -245,4 +245,21 @@ Deno.test("search functions ask the index for a term's rarest piece and check th
   assert.notEqual(await indexOid(), before, "other columns build it anew");
   assert.deepStrictEqual(await found("Seeded by"), []);
   assert.equal((await found("Scale task 1000")).length, 11);
+
+  // An index of the kind declared before platform migration 0007, over the whole row (which kept
+  // every update of the table from being heap-only), is built anew over the columns even when
+  // they are the same.
+  await h.sql.begin(async (tx) => {
+    await tx`SELECT set_config('search_path', ${crmService.service}, true)`;
+    await tx`DROP INDEX tasks_search`;
+    await tx.unsafe(`CREATE INDEX tasks_search ON tasks USING gin
+      (tasks_search_text(tasks) printshop_extensions.gin_trgm_ops)`);
+  });
+  const wholeRow = await indexOid();
+  await declare(["title"]);
+  assert.notEqual(await indexOid(), wholeRow, "an index over the whole row is built anew");
+  const [definition] = await h.sql<{ d: string }[]>`
+    SELECT pg_get_indexdef(to_regclass(${`${crmService.service}.tasks_search`})) AS d`;
+  assert.match(definition!.d, /gin \(COALESCE\(title, ''::text\) /);
+  assert.equal((await found("Scale task 1000")).length, 11);
 });
