@@ -97,8 +97,8 @@ async function setUpSchema(databaseUrl: string): Promise<void> {
   const sql = connect(databaseUrl, { schema: FLOOR_SCHEMA, max: 1, applicationName: "bench" });
   try {
     // LIKE … INCLUDING ALL: the same columns, defaults and constraints as the product's tables;
-    // the quotes table's indexes are copied after, so the floor maintains the same indexes per
-    // row (LIKE cannot copy the search index: it is on a function of the whole row).
+    // the quotes table's indexes are copied after (floorIndexes), so the floor maintains the same
+    // indexes per row.
     await sql.unsafe(`
       DROP SCHEMA IF EXISTS ${FLOOR_SCHEMA} CASCADE;
       CREATE SCHEMA ${FLOOR_SCHEMA};
@@ -123,13 +123,8 @@ async function setUpSchema(databaseUrl: string): Promise<void> {
     const indexes = await sql<{ definition: string }[]>`
       SELECT pg_get_indexdef(indexrelid) AS definition FROM pg_index
       WHERE indrelid = 'quotes.quotes'::regclass`;
-    const rowFunctions = await sql<{ name: string; body: string }[]>`
-      SELECT p.proname AS name, pg_get_function_sqlbody(p.oid) AS body FROM pg_proc p
-      WHERE p.pronamespace = 'quotes'::regnamespace AND p.pronargs = 1
-        AND p.proargtypes[0] = 'quotes.quotes'::regtype AND p.prorettype = 'text'::regtype
-        AND pg_get_function_sqlbody(p.oid) IS NOT NULL`;
     for (const table of ["written", "quotes"]) {
-      for (const statement of floorIndexes(indexes.map((i) => i.definition), rowFunctions, table)) {
+      for (const statement of floorIndexes(indexes.map((i) => i.definition), table)) {
         await sql.unsafe(statement);
       }
     }
@@ -141,36 +136,18 @@ async function setUpSchema(databaseUrl: string): Promise<void> {
 /**
  * The statements giving the floor table `table` (in FLOOR_SCHEMA, shaped like `quotes.quotes`)
  * the product's quotes indexes, from their definitions (pg_get_indexdef): each index unnamed, on
- * the floor's table; an index on a function of the whole row (the search index) on a copy of
- * that function taking the floor's row, made first from its body (`rowFunctions`).
+ * the floor's table. The search index is written over the quote's columns (platform migration
+ * 0007), so it copies as it is; an index over the whole row (`(quotes.*)`), which the product no
+ * longer has (e2e/index_inventory_test.ts), would be the floor's own function, and is refused.
  */
-export function floorIndexes(
-  definitions: readonly string[],
-  rowFunctions: readonly { name: string; body: string }[],
-  table: string,
-): string[] {
-  const copies = rowFunctions.filter((f) =>
-    definitions.some((d) => d.includes(`${f.name}(quotes.*)`))
-  );
-  return [
-    ...copies.map((f) =>
-      `CREATE FUNCTION ${FLOOR_SCHEMA}.${table}_${f.name}(t ${FLOOR_SCHEMA}.${table}) ` +
-      `RETURNS text LANGUAGE sql IMMUTABLE ${f.body}`
-    ),
-    ...definitions.map((definition) => {
-      const wholeRow = [...definition.matchAll(/(?:quotes\.)?(\w+)\(quotes\.\*\)/g)];
-      const head = /^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?quotes\.quotes /;
-      if (
-        !head.test(definition) || wholeRow.some(([, name]) => !copies.some((f) => f.name === name))
-      ) {
-        throw new Error(`the floor cannot copy the product's index: ${definition}`);
-      }
-      return wholeRow.reduce(
-        (copy, [call, name]) => copy.replace(call, `${FLOOR_SCHEMA}.${table}_${name}(${table}.*)`),
-        definition.replace(head, `CREATE $1INDEX ON ${FLOOR_SCHEMA}.${table} `),
-      );
-    }),
-  ];
+export function floorIndexes(definitions: readonly string[], table: string): string[] {
+  return definitions.map((definition) => {
+    const head = /^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?quotes\.quotes /;
+    if (!head.test(definition) || definition.includes("(quotes.*)")) {
+      throw new Error(`the floor cannot copy the product's index: ${definition}`);
+    }
+    return definition.replace(head, `CREATE $1INDEX ON ${FLOOR_SCHEMA}.${table} `);
+  });
 }
 
 async function waitReady(url: string, child: Deno.ChildProcess, what: string): Promise<void> {
