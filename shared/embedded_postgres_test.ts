@@ -159,3 +159,44 @@ Deno.test("startThrowawayPostgres comes back after its server is killed; stop() 
     await pg.stop();
   }
 });
+
+Deno.test("a plan cached while a table was nearly empty is made again within seconds of its growth", async () => {
+  const pg = await startThrowawayPostgres("printshop-naptime-pg-");
+  const sql = connect(pg.url, { schema: "public", max: 1 });
+  try {
+    const conn = await sql.reserve();
+    try {
+      await conn`CREATE TABLE grown (id int PRIMARY KEY, note text)`;
+      await conn`INSERT INTO grown SELECT g, 'row ' || g FROM generate_series(1, 10) g`;
+      await conn`ANALYZE grown`;
+      // Run past PostgreSQL's five custom plans, so the connection keeps one generic plan: for a
+      // table of one page, a sequential scan.
+      await conn`PREPARE by_id(int) AS SELECT note FROM grown WHERE id = $1`;
+      for (let i = 1; i <= 6; i++) await conn.unsafe(`EXECUTE by_id(${i})`);
+      const plan = async (): Promise<string> =>
+        (await conn.unsafe<{ "QUERY PLAN": string }[]>("EXPLAIN EXECUTE by_id(1)"))
+          .map((r) => r["QUERY PLAN"]).join("\n");
+      assert.match(await plan(), /Seq Scan on grown/);
+      await conn`INSERT INTO grown SELECT g, 'row ' || g FROM generate_series(11, 20000) g`;
+      // No ANALYZE here: autovacuum's, at the cluster's naptime, is what remakes the plan (at
+      // PostgreSQL's default of a minute this waits past its limit).
+      await waitFor(
+        "autovacuum to analyse the grown table",
+        async () => {
+          const [row] = await conn<{ analysed: boolean }[]>`
+          SELECT last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables
+          WHERE relname = 'grown'`;
+          return row?.analysed === true;
+        },
+        30_000,
+        500,
+      );
+      assert.match(await plan(), /Index Scan using grown_pkey/);
+    } finally {
+      conn.release();
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+    await pg.stop();
+  }
+});
