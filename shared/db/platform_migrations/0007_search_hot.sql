@@ -58,7 +58,7 @@ BEGIN
     'CREATE FUNCTION %I(t %I) RETURNS text LANGUAGE sql IMMUTABLE RETURN %s',
     tab || '_search_text_declared', tab, joined);
   EXECUTE format(
-    'SELECT coalesce((SELECT x.indisvalid FROM pg_index x WHERE x.indexrelid = to_regclass(%L)) '
+    'SELECT coalesce((SELECT x.indisvalid FROM pg_index x WHERE x.indexrelid = to_regclass(%1$L)) '
       'AND obj_description(to_regclass(%1$L), %4$L) = %5$L '
       'AND pg_get_function_sqlbody(to_regprocedure(%2$L)) = '
       'pg_get_function_sqlbody(to_regprocedure(%3$L)), false)',
