@@ -102,7 +102,6 @@ async function noWholeRowIndex(admin: Sql): Promise<void> {
   // its rows makes (its totals and updatedAt).
   const [hot] = await admin.begin(async (tx) => {
     await tx`SET LOCAL search_path TO quotes`;
-    await tx`SET LOCAL ROLE NONE`;
     const org = crypto.randomUUID();
     await tx`SELECT set_config('printshop.organization_id', ${org}, true)`;
     const [rate] = await tx<{ id: string }[]>`
