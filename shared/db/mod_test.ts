@@ -313,6 +313,7 @@ Deno.test("openDatabase() gives every service schema the platform's outbox, even
       { version: 5, name: "search_walk" },
       { version: 6, name: "search_codes" },
       { version: 7, name: "search_hot" },
+      { version: 8, name: "payload_statistics" },
     ]);
     const again = await openDatabase(db.url, "bare", missing);
     await again.end();
