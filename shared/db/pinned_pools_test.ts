@@ -13,7 +13,7 @@ import {
   withOrganization,
 } from "./mod.ts";
 import type { PinnedPoolLimits } from "./pinned_pools.ts";
-import { ORGANIZATION_SETTING } from "./tenancy.ts";
+import { ORGANIZATION_SETTING, POLICY_CHECK } from "./tenancy.ts";
 
 const A = "0193a9d5-0000-7000-8000-00000000000a";
 const B = "0193a9d5-0000-7000-8000-00000000000b";
@@ -38,13 +38,11 @@ async function withPinned(
     onQuery: (text) => sent.push(text.trim().toLowerCase()),
   });
   try {
-    const check =
-      `organization_id = nullif(current_setting('${ORGANIZATION_SETTING}', true), '')::uuid`;
     await admin.unsafe(`
       CREATE TABLE things (organization_id uuid NOT NULL, name text NOT NULL);
       ALTER TABLE things ENABLE ROW LEVEL SECURITY;
       ALTER TABLE things FORCE ROW LEVEL SECURITY;
-      CREATE POLICY tenant ON things USING (${check}) WITH CHECK (${check});
+      CREATE POLICY tenant ON things USING (${POLICY_CHECK}) WITH CHECK (${POLICY_CHECK});
       GRANT SELECT, INSERT ON things TO printshop_app;
       INSERT INTO things VALUES ('${A}', 'a'), ('${B}', 'b'), ('${C}', 'c');
     `);

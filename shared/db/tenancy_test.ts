@@ -171,6 +171,51 @@ Deno.test("tenancy: policies, reads and transactions as the runtime role", async
       }
     });
 
+    await t.step(
+      "the policy reads the organisation once per statement; an older policy is replaced",
+      async () => {
+        /** Where the plan of a read of `children`, as the service runs it, reads the setting. */
+        const settingReadBy = async (): Promise<{ scan: boolean; initPlan: boolean }> => {
+          const [row] = await withOrganization(
+            A,
+            () =>
+              read(sql, (q) =>
+                q<{ "QUERY PLAN": unknown }[]>`
+                EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON)
+                SELECT id FROM children WHERE parent_id = ${p.a}`),
+          );
+          const plan = JSON.stringify(row!["QUERY PLAN"]);
+          const scan = JSON.stringify(
+            (JSON.parse(plan) as { Plan: Record<string, unknown> }[])[0]!.Plan,
+            (key, value) => key === "Plans" ? undefined : value,
+          );
+          return {
+            scan: scan.includes("current_setting"),
+            initPlan: plan.includes("InitPlan"),
+          };
+        };
+        assertEquals(await settingReadBy(), { scan: false, initPlan: true });
+        // The policy an earlier version made, bare: the next pass gives it the current condition.
+        const bare = `organization_id = nullif(current_setting('printshop.organization_id', ` +
+          `true), '')::uuid`;
+        await admin.unsafe(`ALTER POLICY tenant ON children USING (${bare}) WITH CHECK (${bare})`);
+        await admin.unsafe(`COMMENT ON POLICY tenant ON children IS NULL`);
+        assertEquals(await settingReadBy(), { scan: true, initPlan: false }, "read per row");
+        const owner = connect(db.ownerUrl, { schema: "tenancy", max: 1 });
+        try {
+          await ensureTenancy(owner, "tenancy");
+        } finally {
+          await owner.end();
+        }
+        assertEquals(await settingReadBy(), { scan: false, initPlan: true });
+        const seen = await withOrganization(
+          A,
+          () => read(sql, (q) => q<{ id: string }[]>`SELECT id FROM parents`),
+        );
+        assertEquals(seen.map((r) => r.id), [p.a], "and it still holds each to its own");
+      },
+    );
+
     await t.step("a process refuses to serve as a superuser or as the owner", async () => {
       await assertRuntimeRole(sql, "tenancy");
       for (const url of [db.url, db.ownerUrl]) {
