@@ -1,4 +1,4 @@
-import { type Queryable, sendBeforeCommit } from "./db/mod.ts";
+import { type Queryable, sendBeforeCommit, wakeAfterCommit } from "./db/mod.ts";
 import { uuidv7 } from "./ids.ts";
 import { currentTraceparent } from "./telemetry.ts";
 import { OUTBOX_CHANNEL } from "./events/relay.ts";
@@ -16,9 +16,11 @@ export interface NewEvent<T extends EventType> {
 
 /**
  * Records an event in the service's `outbox` table. Call it with the transaction that makes the
- * change, so the event exists exactly when the change does. The notification is delivered at
- * commit (and not at all on rollback), which wakes the relay at once. With contract checks on,
- * the payload must match its event's schema and the running operation must declare the event.
+ * change, so the event exists exactly when the change does. The relay is woken at commit (and not
+ * at all on rollback): in this process once the write has committed, where the transaction is one
+ * of db/mod.ts's and the pool's relay runs here (db/commit_wakes.ts), else by a notification. With
+ * contract checks on, the payload must match its event's schema and the running operation must
+ * declare the event.
  */
 export async function writeEvent<T extends EventType>(
   tx: Queryable,
@@ -65,13 +67,21 @@ export async function writeEvents<T extends EventType>(
     }::jsonb) AS e(id uuid, organization_id uuid, type text, aggregate_id uuid, payload jsonb)
       ORDER BY e.id
     )
-    SELECT ${tx.unsafe(NOTIFY_SQL)}`,
+    SELECT ${tx.unsafe(notifySql(tx))}`,
   );
   return ids;
 }
 
 /** Wakes the relay of the writing schema (relay.ts's `outboxChannel`) at commit, not on rollback. */
 const NOTIFY_SQL = `pg_notify('${OUTBOX_CHANNEL}.' || current_schema(), '')`;
+
+/**
+ * What a statement recording an event selects to wake the relay: nothing when the relay is woken in
+ * this process once the write commits, else the notification.
+ */
+function notifySql(tx: Queryable): string {
+  return wakeAfterCommit(tx) ? "NULL" : NOTIFY_SQL;
+}
 
 /** Catalogue and, under contract checks, the running operation's declaration and the schema. */
 function assertPayload(type: EventType, payload: unknown): void {
@@ -136,7 +146,7 @@ export function eventWrittenBy<T extends EventType>(
              ${event.aggregateId}::uuid, (${tx.unsafe(event.payloadSql)})::jsonb,
              ${currentTraceparent()}, clock_timestamp()
       FROM ${tx.unsafe(event.from)}`,
-    notify: tx.unsafe(NOTIFY_SQL),
+    notify: tx.unsafe(notifySql(tx)),
     checked: checking(),
     check: (payloadJson) => {
       if (checking()) assertPayload(event.type, JSON.parse(payloadJson ?? "null"));

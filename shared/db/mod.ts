@@ -8,7 +8,9 @@ import { isDatabaseUnavailable, watchDatabase } from "./availability.ts";
 export { currentOrganization, withOrganization } from "./tenancy.ts";
 import { currentOrganization, ensureTenancy, ORGANIZATION_SETTING, ROLES } from "./tenancy.ts";
 import { type PinnedLease, type PinnedPoolLimits, PinnedPools } from "./pinned_pools.ts";
+import { closeCommitScope, committed, openCommitScope } from "./commit_wakes.ts";
 export { type PinnedPoolLimits, pinnedReadLimits } from "./pinned_pools.ts";
+export { wakeAfterCommit, wakeAfterCommits } from "./commit_wakes.ts";
 
 export {
   databaseUnavailable,
@@ -319,6 +321,8 @@ async function onOneConnection<T, Q>(
   pool.used++;
   const pending = new Pending();
   beforeCommit.set(connection, pending);
+  // A write's: an event it records may ask for the pool's relay to be woken once it commits.
+  const scope = awaitCommit ? openCommitScope(sql, connection) : null;
   /**
    * Set when the connection died under the transaction (the server went away): the server ended
    * the transaction with it, and postgres.js has already taken it back as closed. It must not be
@@ -409,6 +413,7 @@ async function onOneConnection<T, Q>(
     if (isDatabaseUnavailable(failure)) throw failure;
     await pending.orLost(commit!);
     if (failure) throw failure;
+    committed(scope);
     return result;
   } catch (error) {
     died = isDatabaseUnavailable(error) || isDatabaseUnavailable(await pending.firstFailure());
@@ -427,6 +432,7 @@ async function onOneConnection<T, Q>(
     // serves someone else: a nested read after this opens its own.
     held.done = true;
     beforeCommit.delete(connection);
+    closeCommitScope(connection, scope);
     if (committedEarly) releaseAfter = commit;
     if (!died) releaseWhenDone(sql, pending, connection, releaseAfter);
     pool.used--;
@@ -554,7 +560,18 @@ export async function oneStatement<T extends readonly postgres.MaybeRow[]>(
   const pinned = pinnedLease(sql);
   if (pinned) {
     try {
-      return await statement(pinned.sql);
+      // The pinned pool serves many statements at once, but each is built synchronously: the
+      // scope is open only while this one is, so an event in it asks for this write's wake.
+      const scope = openCommitScope(sql, pinned.sql);
+      let sent: postgres.PendingQuery<T>;
+      try {
+        sent = statement(pinned.sql);
+      } finally {
+        closeCommitScope(pinned.sql, scope);
+      }
+      const rows = await sent;
+      committed(scope);
+      return rows;
     } finally {
       pinned.done();
     }

@@ -5,6 +5,7 @@ import {
   platformRead,
   platformTransaction,
   type Sql,
+  wakeAfterCommits,
 } from "../db/mod.ts";
 import type { Logger } from "../log.ts";
 import { type BusEvent, type EventBus, PublishRefusedError } from "./bus.ts";
@@ -27,7 +28,8 @@ export const OUTBOX_CHANNEL = "printshop_outbox";
  * process's relay on every write of any service only to be dropped: at the create load, ~0.25
  * ms of CPU per event across the processes that had nothing to relay and their backends.) A
  * writer of an older release still notifies the shared channel; its events are then found by
- * the relay's own poll.
+ * the relay's own poll. PostgreSQL still signals every listening backend of the database at each
+ * such commit, whatever its channel: why the process's own writes send none (db/commit_wakes.ts).
  */
 export function outboxChannel(schema: string): string {
   return `${OUTBOX_CHANNEL}.${schema}`;
@@ -54,8 +56,9 @@ export interface RelayOptions {
   /** Published rows are kept this long for inspection, then removed. */
   keepPublishedHours?: number;
   /**
-   * Whether commits wake the relay through LISTEN (yes unless said). Without it (behind a
-   * transaction pooler, on Deno Deploy) it looks when `settle()` asks and on its own polls.
+   * Whether commits wake the relay, through LISTEN and, for this process's own, in the process
+   * (yes unless said). Without it (behind a transaction pooler, on Deno Deploy) it looks when
+   * `settle()` asks and on its own polls.
    */
   listen?: boolean;
   /** Called after each batch the bus acknowledged: who consumes the topic may be told. */
@@ -94,6 +97,11 @@ interface OutboxRow {
  * the next batch, so under a steady stream of writes it publishes several events per batch; an
  * idle one publishes at once.
  *
+ * Waking: this process's own writes on `sql` wake the relay once committed, without a NOTIFY
+ * (db/commit_wakes.ts); other writers notify the schema's channel. Only the relay holding the
+ * schema's lock publishes, and another replica was not told of a write woken here: a relay that
+ * finds the lock taken looks again after `gatherMs` until it has it.
+ *
  * Lost notifications: the relay also looks on its own, `pollIntervalMs` after its last
  * activity, then less and less often while nothing turns up, at least every `idlePollMaxMs`
  * (25 s by default). It looks at once when its LISTEN connection comes back after a drop, since
@@ -119,6 +127,10 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       if (listening) waker.wake();
       listening = true;
     });
+  // This process's own writes on the pool wake the relay once committed, without a NOTIFY
+  // (db/commit_wakes.ts); other writers' still notify. Where nothing listens (on demand), a
+  // write's kick drains the relay instead.
+  const forgetCommits = listener ? wakeAfterCommits(sql, () => waker.wake()) : () => {};
   const backoff = new Backoff(250, 15_000);
   let running = true;
   let failing = false;
@@ -155,17 +167,20 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
    * Publishes one batch; `full` when it was full and more may be waiting. The outbox holds every
    * organisation's events in one order, so the relay reads it as the platform.
    */
-  const relayBatch = (): Promise<{ published: number; full: boolean }> =>
+  const relayBatch = (): Promise<Batch> =>
     platformTransaction(sql, async (tx) => {
       const size = limit;
       // The scalar sub-select is evaluated once, before any row is read: without the lock
       // nothing is scanned. FOR UPDATE re-reads each row as the last relay committed it, so
-      // rows it published after this statement's snapshot was taken are skipped.
-      const rows = await tx<OutboxRow[]>`
-        WITH picked AS (
+      // rows it published after this statement's snapshot was taken are skipped. The answer has
+      // one row (with no event) when none was marked, saying whether the lock was taken.
+      const answer = await tx<PickedRow[]>`
+        WITH relay_lock AS MATERIALIZED (
+          SELECT pg_try_advisory_xact_lock(hashtext(${`printshop.relay.${schema}`})) AS taken
+        ), picked AS (
           SELECT id FROM outbox
           WHERE published_at IS NULL AND quarantined_at IS NULL
-            AND (SELECT pg_try_advisory_xact_lock(hashtext(${`printshop.relay.${schema}`})))
+            AND (SELECT taken FROM relay_lock)
           ORDER BY created_at, id
           LIMIT ${size}
           FOR UPDATE
@@ -175,14 +190,18 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
           RETURNING o.id, o.organization_id, o.type, o.aggregate_id, o.payload, o.traceparent,
                     o.created_at
         )
-        SELECT * FROM marked ORDER BY created_at, id`;
-      if (rows.length === 0) return { published: 0, full: false };
+        SELECT marked.*, relay_lock.taken FROM relay_lock LEFT JOIN marked ON true
+        ORDER BY marked.created_at, marked.id`;
+      const rows = answer.filter((row): row is OutboxRow & { taken: boolean } => row.id !== null);
+      // Another replica's relay holds the lock: its batch may have been picked before this
+      // process's last commit, which woke only this relay (no NOTIFY), so look again shortly.
+      if (rows.length === 0) return { published: 0, full: false, lockTaken: answer[0]!.taken };
       try {
         await bus.publish(topic, rows.map(toBusEvent));
       } catch (error) {
         throw new BatchFailed(rows, error);
       }
-      return { published: rows.length, full: rows.length === size };
+      return { published: rows.length, full: rows.length === size, lockTaken: true };
     });
 
   /** After a failed batch: try smaller ones, or set aside the one event the broker refuses. */
@@ -218,7 +237,7 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
 
   const loop = (async () => {
     while (running) {
-      let outcome = { published: 0, full: false };
+      let outcome: Batch = { published: 0, full: false, lockTaken: true };
       try {
         outcome = await relayBatch();
         await purge();
@@ -246,6 +265,10 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       }
       if (outcome.published > 0) options.onPublished?.(outcome.published);
       if (outcome.full) continue;
+      if (!outcome.lockTaken) {
+        await pause(gatherMs);
+        continue;
+      }
       if (outcome.published > 0) {
         idle.reset();
         // Under a steady stream of writes, the rows committed meanwhile make the next batch.
@@ -264,11 +287,25 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       waker.wake();
       await loop;
       waker.release();
+      forgetCommits();
       await listener?.unlisten().catch(() => {});
     },
     settle: () => running ? waker.settle() : Promise.resolve(),
   };
 }
+
+/**
+ * What one pick did: `full` when more may be waiting; `lockTaken` false when another relay held
+ * the schema.
+ */
+interface Batch {
+  published: number;
+  full: boolean;
+  lockTaken: boolean;
+}
+
+/** A row of the pick's answer: an event it marked, or its one row when it marked none. */
+type PickedRow = (OutboxRow | { id: null }) & { taken: boolean };
 
 class BatchFailed extends Error {
   constructor(readonly rows: OutboxRow[], override readonly cause: unknown) {

@@ -1,5 +1,5 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { connect, openDatabase, type Sql } from "../db/mod.ts";
+import { connect, openDatabase, type Sql, transaction } from "../db/mod.ts";
 import { createLogger } from "../log.ts";
 import { type OutboxFixture, outboxFixture, writeTestEvents } from "../testing/outbox.ts";
 import { writeEvent } from "../outbox.ts";
@@ -366,6 +366,78 @@ Deno.test("startOutboxRelay() publishes commits that come in just after a batch 
     assert(publishes <= 3, `published in ${publishes} batches, not one per commit`);
     assertEquals(seen.map((e) => e.id), ids, "in write order");
   } finally {
+    await relay.stop();
+    await (await subscription).stop();
+  }
+});
+
+/** One `quote.deleted` event written through the db module's transaction(); its id. */
+async function writeInTransaction(sql: Sql, organizationId: string): Promise<string> {
+  return await transaction(sql, (tx) =>
+    writeEvent(tx, {
+      organizationId,
+      type: "quote.deleted",
+      aggregateId: crypto.randomUUID(),
+      payload: { id: crypto.randomUUID() },
+    }));
+}
+
+Deno.test("startOutboxRelay() is woken by this process's commits on its pool without a NOTIFY; other writers still notify", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  // No poll would run within the test: only a wake can publish.
+  const relay = await quotesRelay(env.sql, env.bus, {
+    pollIntervalMs: 60_000,
+    idlePollMaxMs: 60_000,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-commit-wake");
+  const other = connect(env.url, { schema: "quotes", max: 1 });
+  let heard = 0;
+  const listener = await other.listen(outboxChannel("quotes"), () => void heard++);
+  try {
+    const woken = await writeInTransaction(env.sql, org);
+    await waitFor("the event woken in process", () => Promise.resolve(seen.length === 1), 10_000);
+    // A writer whose commits this process is not told of (another replica, a script): notified.
+    const [notified] = await write(other, org, 1);
+    await waitFor("the notified event", () => Promise.resolve(seen.length === 2), 10_000);
+    await waitFor("its notification", () => Promise.resolve(heard >= 1), 5_000);
+    // Notifications come in commit order on one connection: the first write's would be in.
+    assertEquals(heard, 1, "the in-process write sent no notification");
+    assertEquals(seen.map((e) => e.id), [woken, notified]);
+  } finally {
+    await listener.unlisten();
+    await relay.stop();
+    await (await subscription).stop();
+    await other.end();
+  }
+});
+
+Deno.test("startOutboxRelay() woken while another replica holds its schema looks again until it has it", async () => {
+  await using env = await setup();
+  const org = crypto.randomUUID();
+  const relay = await quotesRelay(env.sql, env.bus, {
+    pollIntervalMs: 60_000,
+    idlePollMaxMs: 60_000,
+  });
+  const { seen, subscription } = collector(env.bus, "relay-lock-retry");
+  // Another replica's relay, mid-batch: it holds the schema's lock, and was not told of the
+  // write below (woken in this process only), so it would not look for it.
+  const replica = await env.sql.reserve();
+  try {
+    await replica`BEGIN`;
+    await replica`SELECT pg_advisory_xact_lock(hashtext('printshop.relay.quotes'))`;
+    const id = await writeInTransaction(env.sql, org);
+    await sleep(300);
+    assertEquals(seen.length, 0, "nothing is published while the other replica has the schema");
+    await replica`COMMIT`;
+    await waitFor(
+      "the event, once the lock is free",
+      () => Promise.resolve(seen.length === 1),
+      10_000,
+    );
+    assertEquals(seen[0]!.id, id);
+  } finally {
+    replica.release();
     await relay.stop();
     await (await subscription).stop();
   }
