@@ -282,12 +282,14 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     async stop() {
       if (!running) return;
       running = false;
+      // First: a write committing from now on notifies, for another replica or the next start,
+      // rather than waking a loop that is ending.
+      forgetCommits();
       for (const stop of stopSampling) stop();
       forgetBack();
       waker.wake();
       await loop;
       waker.release();
-      forgetCommits();
       await listener?.unlisten().catch(() => {});
     },
     settle: () => running ? waker.settle() : Promise.resolve(),

@@ -442,3 +442,19 @@ Deno.test("startOutboxRelay() woken while another replica holds its schema looks
     await (await subscription).stop();
   }
 });
+
+Deno.test("startOutboxRelay(): once stopped, this process's writes notify again, for a relay elsewhere", async () => {
+  await using env = await setup();
+  const relay = await quotesRelay(env.sql, env.bus);
+  const other = connect(env.url, { schema: "quotes", max: 1 });
+  let heard = 0;
+  const listener = await other.listen(outboxChannel("quotes"), () => void heard++);
+  try {
+    await relay.stop();
+    await writeInTransaction(env.sql, crypto.randomUUID());
+    await waitFor("the notification", () => Promise.resolve(heard === 1), 5_000);
+  } finally {
+    await listener.unlisten();
+    await other.end();
+  }
+});
