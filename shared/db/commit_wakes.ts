@@ -24,8 +24,8 @@ export interface CommitScope {
   asked: boolean;
 }
 
-/** The relay's wake of each pool, in this process. */
-const wakes = new WeakMap<object, Wake>();
+/** The relays' wakes of each pool, in this process (one, unless a test starts more). */
+const wakes = new WeakMap<object, Set<Wake>>();
 /** The open write of each transaction connection, or of a pinned pool while its statement is built. */
 const scopes = new WeakMap<object, CommitScope>();
 
@@ -34,10 +34,12 @@ const scopes = new WeakMap<object, CommitScope>();
  * the call that takes it back.
  */
 export function wakeAfterCommits(pool: object, wake: Wake): () => void {
-  wakes.set(pool, wake);
-  return () => {
-    if (wakes.get(pool) === wake) wakes.delete(pool);
-  };
+  const registered = wakes.get(pool) ?? new Set<Wake>();
+  wakes.set(pool, registered);
+  // Its own function, so that registering one wake twice takes back one registration.
+  const entry: Wake = () => wake();
+  registered.add(entry);
+  return () => void registered.delete(entry);
 }
 
 /**
@@ -46,9 +48,10 @@ export function wakeAfterCommits(pool: object, wake: Wake): () => void {
  * to be woken.
  */
 export function openCommitScope(pool: object, via: object): CommitScope | null {
-  const wake = wakes.get(pool);
-  if (!wake) return null;
-  const scope: CommitScope = { wake, asked: false };
+  const registered = wakes.get(pool);
+  if (!registered?.size) return null;
+  const each = [...registered];
+  const scope: CommitScope = { wake: () => each.forEach((wake) => wake()), asked: false };
   scopes.set(via, scope);
   return scope;
 }

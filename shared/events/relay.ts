@@ -100,7 +100,8 @@ interface OutboxRow {
  * Waking: this process's own writes on `sql` wake the relay once committed, without a NOTIFY
  * (db/commit_wakes.ts); other writers notify the schema's channel. Only the relay holding the
  * schema's lock publishes, and another replica was not told of a write woken here: a relay that
- * finds the lock taken looks again after `gatherMs` until it has it.
+ * finds the lock taken looks again until it has it, after `gatherMs`, then twice as long each
+ * time up to `pollIntervalMs` (at once on its process's next commit).
  *
  * Lost notifications: the relay also looks on its own, `pollIntervalMs` after its last
  * activity, then less and less often while nothing turns up, at least every `idlePollMaxMs`
@@ -132,6 +133,8 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
   // write's kick drains the relay instead.
   const forgetCommits = listener ? wakeAfterCommits(sql, () => waker.wake()) : () => {};
   const backoff = new Backoff(250, 15_000);
+  // The wait before looking again when another replica held the schema.
+  const lockRetry = new Backoff(Math.max(gatherMs, 1), options.pollIntervalMs ?? POLL_INTERVAL_MS);
   let running = true;
   let failing = false;
   let lastPurge = 0;
@@ -265,10 +268,13 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
       }
       if (outcome.published > 0) options.onPublished?.(outcome.published);
       if (outcome.full) continue;
-      if (!outcome.lockTaken) {
-        await pause(gatherMs);
+      if (!outcome.lockTaken && listener) {
+        // Less and less often while the other replica keeps the schema (a slow broker), and at
+        // once on this process's next commit.
+        await waker.sleep(lockRetry.next());
         continue;
       }
+      lockRetry.reset();
       if (outcome.published > 0) {
         idle.reset();
         // Under a steady stream of writes, the rows committed meanwhile make the next batch.
@@ -282,8 +288,10 @@ export async function startOutboxRelay(options: RelayOptions): Promise<OutboxRel
     async stop() {
       if (!running) return;
       running = false;
-      // First: a write committing from now on notifies, for another replica or the next start,
-      // rather than waking a loop that is ending.
+      // First: a write that records its event from now on notifies (for another replica, or the
+      // next start) rather than asking a loop that is ending to wake. One that asked already and
+      // commits after the loop ended is left to those; the process's stop lets its requests and
+      // background work finish before it stops the relay (service_main.ts).
       forgetCommits();
       for (const stop of stopSampling) stop();
       forgetBack();
