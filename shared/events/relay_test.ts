@@ -11,6 +11,8 @@ const logger = createLogger({ level: "error" });
 const NO_MIGRATIONS = new URL("./no_such_folder/", import.meta.url);
 
 const setup = (): Promise<OutboxFixture> => outboxFixture({ pollIntervalMs: 100 });
+/** A relay's polls too slow to run within a test: only a wake can make it look. */
+const NO_POLLS = { pollIntervalMs: 60_000, idlePollMaxMs: 60_000 } as const;
 const write = writeTestEvents;
 
 function collector(bus: EventBus, groupId: string) {
@@ -259,10 +261,7 @@ Deno.test("startOutboxRelay() looks for missed rows as soon as its LISTEN connec
   await using env = await setup();
   const org = crypto.randomUUID();
   // No poll would run within the test: only the reconnection can find the row.
-  const relay = await quotesRelay(env.sql, env.bus, {
-    pollIntervalMs: 60_000,
-    idlePollMaxMs: 60_000,
-  });
+  const relay = await quotesRelay(env.sql, env.bus, NO_POLLS);
   const { seen, subscription } = collector(env.bus, "relay-reconnect");
   try {
     await write(env.sql, org, 1);
@@ -293,10 +292,7 @@ Deno.test("startOutboxRelay() picks and marks a batch in one statement between B
     max: 2,
     onQuery: (text) => statements.push(text),
   });
-  const relay = await quotesRelay(relaySql, env.bus, {
-    pollIntervalMs: 60_000,
-    idlePollMaxMs: 60_000,
-  });
+  const relay = await quotesRelay(relaySql, env.bus, NO_POLLS);
   const { seen, subscription } = collector(env.bus, "relay-statements");
   const committed = () => statements.at(-1)?.trim() === "commit";
   try {
@@ -371,6 +367,26 @@ Deno.test("startOutboxRelay() publishes commits that come in just after a batch 
   }
 });
 
+/**
+ * Another writer's connection (a replica, a script) to the database, counting the notifications
+ * on the quotes relay's channel.
+ */
+async function notificationCounter(
+  url: string,
+): Promise<{ sql: Sql; heard: number; [Symbol.asyncDispose](): Promise<void> }> {
+  const sql = connect(url, { schema: "quotes", max: 1 });
+  const counter = {
+    sql,
+    heard: 0,
+    async [Symbol.asyncDispose]() {
+      await listener.unlisten();
+      await sql.end();
+    },
+  };
+  const listener = await sql.listen(outboxChannel("quotes"), () => void counter.heard++);
+  return counter;
+}
+
 /** One `quote.deleted` event written through the db module's transaction(); its id. */
 async function writeInTransaction(sql: Sql, organizationId: string): Promise<string> {
   return await transaction(sql, (tx) =>
@@ -386,39 +402,29 @@ Deno.test("startOutboxRelay() is woken by this process's commits on its pool wit
   await using env = await setup();
   const org = crypto.randomUUID();
   // No poll would run within the test: only a wake can publish.
-  const relay = await quotesRelay(env.sql, env.bus, {
-    pollIntervalMs: 60_000,
-    idlePollMaxMs: 60_000,
-  });
+  const relay = await quotesRelay(env.sql, env.bus, NO_POLLS);
   const { seen, subscription } = collector(env.bus, "relay-commit-wake");
-  const other = connect(env.url, { schema: "quotes", max: 1 });
-  let heard = 0;
-  const listener = await other.listen(outboxChannel("quotes"), () => void heard++);
+  await using other = await notificationCounter(env.url);
   try {
     const woken = await writeInTransaction(env.sql, org);
     await waitFor("the event woken in process", () => Promise.resolve(seen.length === 1), 10_000);
     // A writer whose commits this process is not told of (another replica, a script): notified.
-    const [notified] = await write(other, org, 1);
+    const [notified] = await write(other.sql, org, 1);
     await waitFor("the notified event", () => Promise.resolve(seen.length === 2), 10_000);
-    await waitFor("its notification", () => Promise.resolve(heard >= 1), 5_000);
+    await waitFor("its notification", () => Promise.resolve(other.heard >= 1), 5_000);
     // Notifications come in commit order on one connection: the first write's would be in.
-    assertEquals(heard, 1, "the in-process write sent no notification");
+    assertEquals(other.heard, 1, "the in-process write sent no notification");
     assertEquals(seen.map((e) => e.id), [woken, notified]);
   } finally {
-    await listener.unlisten();
     await relay.stop();
     await (await subscription).stop();
-    await other.end();
   }
 });
 
 Deno.test("startOutboxRelay() woken while another replica holds its schema looks again until it has it", async () => {
   await using env = await setup();
   const org = crypto.randomUUID();
-  const relay = await quotesRelay(env.sql, env.bus, {
-    pollIntervalMs: 60_000,
-    idlePollMaxMs: 60_000,
-  });
+  const relay = await quotesRelay(env.sql, env.bus, NO_POLLS);
   const { seen, subscription } = collector(env.bus, "relay-lock-retry");
   // Another replica's relay, mid-batch: it holds the schema's lock, and was not told of the
   // write below (woken in this process only), so it would not look for it.
@@ -446,15 +452,8 @@ Deno.test("startOutboxRelay() woken while another replica holds its schema looks
 Deno.test("startOutboxRelay(): once stopped, this process's writes notify again, for a relay elsewhere", async () => {
   await using env = await setup();
   const relay = await quotesRelay(env.sql, env.bus);
-  const other = connect(env.url, { schema: "quotes", max: 1 });
-  let heard = 0;
-  const listener = await other.listen(outboxChannel("quotes"), () => void heard++);
-  try {
-    await relay.stop();
-    await writeInTransaction(env.sql, crypto.randomUUID());
-    await waitFor("the notification", () => Promise.resolve(heard === 1), 5_000);
-  } finally {
-    await listener.unlisten();
-    await other.end();
-  }
+  await using other = await notificationCounter(env.url);
+  await relay.stop();
+  await writeInTransaction(env.sql, crypto.randomUUID());
+  await waitFor("the notification", () => Promise.resolve(other.heard === 1), 5_000);
 });
