@@ -110,6 +110,16 @@ async function processesOf(started: Started): Promise<string[]> {
   return found;
 }
 
+/** The process group of the postmaster of the stack's embedded cluster (its pid file's first line). */
+async function postmasterGroup(started: Started): Promise<number> {
+  const pgDataDir = started.output().match(/\(data in (\S+)\)/)?.[1];
+  assert(pgDataDir, started.output());
+  const pid = (await Deno.readTextFile(`${pgDataDir}/postmaster.pid`)).split("\n")[0]!;
+  // /proc/<pid>/stat: pid (comm) state ppid pgrp …; the name may hold spaces, not a ")".
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
 const exists = (path: string): Promise<boolean> => Deno.lstat(path).then(() => true, () => false);
 
 /** Removes a data directory and, as root, the cluster it linked to under /var/tmp. */
@@ -377,6 +387,9 @@ Deno.test("Ctrl-C in the terminal of `npx … task start` stops once, completely
   const dataDir = await Deno.makeTempDir({ prefix: "printshop-start-" });
   try {
     const started = await start(dataDir, "npx", true);
+    // PostgreSQL is not in the terminal's group: were it, the Ctrl-C would shut it down under
+    // the services while they finish their work on it.
+    assert.notEqual(await postmasterGroup(started), started.child.pid, "PostgreSQL runs apart");
     // A terminal's Ctrl-C is SIGINT to the whole foreground group: npx, sh, deno task and start
     // all get it, and the launchers' deaths then reach start a second time while it is stopping.
     Deno.kill(-started.child.pid, "SIGINT");
@@ -394,6 +407,8 @@ Deno.test("Ctrl-C in the terminal of `npx … task start` stops once, completely
       50,
     );
     assertEquals(started.output().match(/\[start\] stopping…/g)?.length, 1, started.output());
+    // Every service stopped on a database that was still there, within its deadline.
+    assert.doesNotMatch(started.output(), /stop failed|stop deadline passed/, started.output());
     assert(!(await exists(`${dataDir}/stack.json`)), "a clean stop forgets the stack");
     const log = await Deno.readTextFile(`${dataDir}/postgres.log`);
     assert.match(log, /database system is shut down/, "PostgreSQL was allowed to finish stopping");

@@ -295,6 +295,13 @@ export async function startEmbeddedPostgres(
     url,
     logPath,
     say: options.say ?? ((line: string): void => console.error(`[postgres] ${line}`)),
+    // A terminal's Ctrl-C reaches every process of its foreground group at once. PostgreSQL
+    // takes SIGINT as a fast shutdown and cuts every connection, while the services that got the
+    // same SIGINT are still finishing their requests and background work on them: "stop failed"
+    // in their logs, or a stop that waits out its deadline. A kept cluster (`task start`) runs
+    // apart and is stopped by its owner once those processes are gone; a throwaway one (tests,
+    // bench) stays in the group, so that a Ctrl-C on a test run takes it along.
+    ownSession: !options.ephemeral,
   });
 
   let stopping: Promise<void> | undefined;

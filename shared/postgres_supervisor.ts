@@ -20,6 +20,12 @@ export interface ServerOptions {
   /** Where the server's output goes; the supervisor's own lines go there too. */
   logPath: string;
   say: (line: string) => void;
+  /**
+   * Run the server in a session of its own, out of reach of the terminal's Ctrl-C (SIGINT to the
+   * whole foreground process group): for a server whose owner stops it after the processes that
+   * use it (startEmbeddedPostgres explains).
+   */
+  ownSession?: boolean;
 }
 
 export interface SupervisedServer {
@@ -146,6 +152,7 @@ export async function superviseServer(options: ServerOptions): Promise<Supervise
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
+      detached: options.ownSession ?? false,
     }).spawn();
     logged.push(
       copyToFile(child.stdout, options.logPath),
