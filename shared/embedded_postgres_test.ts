@@ -160,6 +160,45 @@ Deno.test("startThrowawayPostgres comes back after its server is killed; stop() 
   }
 });
 
+Deno.test("a throwaway cluster let go as its process exits is stopped and its folder removed", async () => {
+  // What a test file run on its own does (shared/testing/db.ts): its cluster goes with `unload`.
+  const module = new URL("./embedded_postgres.ts", import.meta.url).href;
+  const script = `
+    import { startThrowawayPostgres } from ${JSON.stringify(module)};
+    const pg = await startThrowawayPostgres("printshop-exiting-pg-");
+    globalThis.addEventListener("unload", () => pg.stopOnExit());
+    console.log(pg.dataDir);
+    Deno.exit(0); // as \`deno test\` ends: the server's pipes would keep the process waiting
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--node-modules-dir=manual", script],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.ok(out.success, "the process exited cleanly");
+  const dataDir = new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!;
+  assert.match(dataDir, /printshop-exiting-pg-/);
+  const folder = dirname(dataDir);
+  try {
+    await waitFor(
+      "the exited process's cluster to stop and its folder to go",
+      async () =>
+        (await processesOn(dataDir)).length === 0 &&
+        !(await Deno.lstat(folder).then(() => true, () => false)),
+      30_000,
+      100,
+    );
+  } finally {
+    for (const found of await processesOn(dataDir)) {
+      try {
+        Deno.kill(Number(found.split(":")[0]), "SIGKILL");
+      } catch { /* gone meanwhile */ }
+    }
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+  }
+});
+
 Deno.test("a plan cached while a table was nearly empty is made again within seconds of its growth", async () => {
   const pg = await startThrowawayPostgres("printshop-naptime-pg-");
   const sql = connect(pg.url, { schema: "public", max: 1 });

@@ -21,9 +21,7 @@ function serverUrl(): Promise<string> {
   if (given) return Promise.resolve(given);
   server ??= (async () => {
     const pg = await startThrowawayPostgres("printshop-test-pg-");
-    globalThis.addEventListener("unload", () => {
-      void pg.stop();
-    });
+    globalThis.addEventListener("unload", () => pg.stopOnExit());
     return pg.url;
   })();
   return server;
