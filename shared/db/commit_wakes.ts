@@ -18,14 +18,18 @@
 
 type Wake = () => void;
 
-/** A write in progress: whether an event asked for its pool's wake. */
+/** A write in progress: whether an event asked for its pool's wakes. */
 export interface CommitScope {
-  readonly wake: Wake;
+  readonly wakes: readonly Wake[];
   asked: boolean;
 }
 
-/** The relays' wakes of each pool, in this process (one, unless a test starts more). */
-const wakes = new WeakMap<object, Set<Wake>>();
+/**
+ * The relays' wakes of each pool, in this process (one, unless a test starts more). Replaced, not
+ * changed, when one is added or taken back: a write's scope keeps the list it opened with, without
+ * a copy per write.
+ */
+const wakes = new WeakMap<object, readonly Wake[]>();
 /** The open write of each transaction connection, or of a pinned pool while its statement is built. */
 const scopes = new WeakMap<object, CommitScope>();
 
@@ -34,12 +38,16 @@ const scopes = new WeakMap<object, CommitScope>();
  * the call that takes it back.
  */
 export function wakeAfterCommits(pool: object, wake: Wake): () => void {
-  const registered = wakes.get(pool) ?? new Set<Wake>();
-  wakes.set(pool, registered);
-  // Its own function, so that registering one wake twice takes back one registration.
-  const entry: Wake = () => wake();
-  registered.add(entry);
-  return () => void registered.delete(entry);
+  wakes.set(pool, [...(wakes.get(pool) ?? []), wake]);
+  let registered = true;
+  return () => {
+    if (!registered) return;
+    registered = false;
+    // One registration: the same wake registered twice stays once.
+    const now = [...(wakes.get(pool) ?? [])];
+    now.splice(now.indexOf(wake), 1);
+    wakes.set(pool, now);
+  };
 }
 
 /**
@@ -49,9 +57,8 @@ export function wakeAfterCommits(pool: object, wake: Wake): () => void {
  */
 export function openCommitScope(pool: object, via: object): CommitScope | null {
   const registered = wakes.get(pool);
-  if (!registered?.size) return null;
-  const each = [...registered];
-  const scope: CommitScope = { wake: () => each.forEach((wake) => wake()), asked: false };
+  if (!registered?.length) return null;
+  const scope: CommitScope = { wakes: registered, asked: false };
   scopes.set(via, scope);
   return scope;
 }
@@ -61,9 +68,9 @@ export function closeCommitScope(via: object, scope: CommitScope | null): void {
   if (scope && scopes.get(via) === scope) scopes.delete(via);
 }
 
-/** The write committed: its pool's wake runs if an event asked for it. */
+/** The write committed: its pool's wakes run if an event asked for them. */
 export function committed(scope: CommitScope | null): void {
-  if (scope?.asked) scope.wake();
+  if (scope?.asked) { for (const wake of scope.wakes) wake(); }
 }
 
 /**
