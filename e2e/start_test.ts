@@ -92,8 +92,12 @@ async function runAdmin(
  * Processes that belong to a run: PostgreSQL on its data directory (in its command line) and
  * every service and the gateway (their environment names the run's database port).
  */
+/** The embedded cluster's data directory, as start printed it. */
+const pgDataDirOf = (started: Started): string | undefined =>
+  started.output().match(/\(data in (\S+)\)/)?.[1];
+
 async function processesOf(started: Started): Promise<string[]> {
-  const pgDataDir = started.output().match(/\(data in (\S+)\)/)?.[1];
+  const pgDataDir = pgDataDirOf(started);
   const pgPort = started.output().match(/embedded PostgreSQL on 127\.0\.0\.1:(\d+)/)?.[1];
   assert(pgDataDir && pgPort, started.output());
   const found: string[] = [];
@@ -112,7 +116,7 @@ async function processesOf(started: Started): Promise<string[]> {
 
 /** The process group of the postmaster of the stack's embedded cluster (its pid file's first line). */
 async function postmasterGroup(started: Started): Promise<number> {
-  const pgDataDir = started.output().match(/\(data in (\S+)\)/)?.[1];
+  const pgDataDir = pgDataDirOf(started);
   assert(pgDataDir, started.output());
   const pid = (await Deno.readTextFile(`${pgDataDir}/postmaster.pid`)).split("\n")[0]!;
   // /proc/<pid>/stat: pid (comm) state ppid pgrp …; the name may hold spaces, not a ")".
